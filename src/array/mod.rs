@@ -1,0 +1,157 @@
+//! Array handles: metadata, chunk keys and region I/O.
+
+mod element;
+mod io;
+pub(crate) mod region;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use element::Element;
+
+use crate::codec::{ChunkSpec, CodecChain};
+use crate::error::Error;
+use crate::hierarchy::NodePath;
+use crate::metadata::{ArrayMetadata, DataType, FillValue};
+use crate::store::Store;
+
+/// A handle on an array in a store. Cheap to clone; clones share the store.
+#[derive(Clone)]
+pub struct Array {
+    store: Arc<dyn Store>,
+    path: NodePath,
+    metadata: ArrayMetadata,
+    chain: Arc<CodecChain>,
+    /// The key prefix of the array (`a/b/`), computed once.
+    prefix: String,
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("path", &self.path)
+            .field("shape", &self.metadata.shape)
+            .field("data_type", &self.metadata.data_type)
+            .finish()
+    }
+}
+
+impl Array {
+    /// A handle on an array whose metadata has been read and validated.
+    pub(crate) fn from_metadata(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        metadata: ArrayMetadata,
+    ) -> Result<Array, Error> {
+        let chain = CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
+            .map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
+        let prefix = path.key_prefix();
+        Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix })
+    }
+
+    /// Open the array at `path`.
+    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
+        match crate::hierarchy::Node::open(store, path)? {
+            crate::hierarchy::Node::Array(a) => Ok(a),
+            crate::hierarchy::Node::Group(g) => Err(crate::error::NodeError::WrongKind {
+                path: g.path().to_string(),
+                expected: "array",
+                found: "group",
+            }
+            .into()),
+        }
+    }
+
+    /// The array's path.
+    pub fn path(&self) -> &NodePath {
+        &self.path
+    }
+
+    /// The array's metadata.
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.metadata
+    }
+
+    /// Length of each dimension.
+    pub fn shape(&self) -> &[u64] {
+        &self.metadata.shape
+    }
+
+    /// Chunk length of each dimension.
+    pub fn chunk_shape(&self) -> &[u64] {
+        &self.metadata.chunk_shape
+    }
+
+    /// Element type.
+    pub fn data_type(&self) -> DataType {
+        self.metadata.data_type
+    }
+
+    /// Value of unwritten elements.
+    pub fn fill_value(&self) -> &FillValue {
+        &self.metadata.fill_value
+    }
+
+    /// User attributes.
+    pub fn attributes(&self) -> &Map<String, Value> {
+        &self.metadata.attributes
+    }
+
+    /// Replace the user attributes (rewrites `zarr.json`).
+    pub fn set_attributes(&mut self, attributes: Map<String, Value>) -> Result<(), Error> {
+        let mut meta = self.metadata.clone();
+        meta.attributes = attributes;
+        self.store.set(&self.path.metadata_key(), &meta.to_json_bytes())?;
+        self.metadata = meta;
+        Ok(())
+    }
+
+    /// The store key of the chunk at grid coordinates `coords`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let a = Array::create(store, "/x", ArrayMetadata::new(DataType::Int16, vec![8, 8], vec![4, 4])).unwrap();
+    /// assert_eq!(a.chunk_key(&[1, 0]), "x/c/1/0");
+    /// ```
+    pub fn chunk_key(&self, coords: &[u64]) -> String {
+        format!("{}{}", self.prefix, self.metadata.chunk_key_encoding.encode(coords))
+    }
+
+    /// The store the array lives in.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The decoded representation of every chunk: edge chunks are stored at full size too.
+    pub(crate) fn chunk_spec(&self) -> ChunkSpec {
+        ChunkSpec {
+            shape: self.metadata.chunk_shape.clone(),
+            data_type: self.metadata.data_type,
+            fill_value: self.metadata.fill_value.clone(),
+        }
+    }
+
+    pub(crate) fn chain(&self) -> &CodecChain {
+        &self.chain
+    }
+
+    /// Chunk grid coordinates of every chunk key stored for this array, and the stored size of
+    /// each, found by listing (no chunk is read or decoded).
+    pub fn stored_chunks(&self) -> Result<Vec<(Vec<u64>, u64)>, Error> {
+        let rank = self.metadata.shape.len();
+        let grid = self.metadata.grid_shape();
+        let mut out = Vec::new();
+        for key in self.store.list_prefix(&self.prefix)? {
+            let rel = &key[self.prefix.len()..];
+            let Some(coords) = self.metadata.chunk_key_encoding.decode(rel, rank) else { continue };
+            if coords.iter().zip(&grid).all(|(c, g)| c < g) {
+                let size = self.store.size(&key)?.unwrap_or(0);
+                out.push((coords, size));
+            }
+        }
+        Ok(out)
+    }
+}

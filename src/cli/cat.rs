@@ -1,0 +1,107 @@
+//! `zarrdb cat STORE ARRAY [--region R] [--json | --raw]`.
+
+use std::io::Write;
+
+use serde_json::Value;
+use zarrdb::{Array, DataType};
+
+use super::{locator, render, CliError, CliResult};
+
+pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool, raw: bool) -> CliResult {
+    let store = locator::open(store)?;
+    let array = Array::open(store, array)?;
+    let (offset, shape, kept) = parse_region(region.unwrap_or(""), array.shape())?;
+    let bytes = array.read_region_bytes(&offset, &shape)?;
+    let mut out = std::io::stdout().lock();
+    if raw {
+        out.write_all(&bytes)?;
+    } else {
+        let dims: Vec<u64> = shape.iter().zip(&kept).filter(|(_, k)| **k).map(|(s, _)| *s).collect();
+        let value = nest(&bytes, &dims, array.data_type());
+        if as_json {
+            writeln!(out, "{value}")?;
+        } else {
+            writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Parse "0:10,5,:" into offset, shape and which dimensions stay (an index drops its dimension
+/// from JSON output, as numpy does). Missing trailing entries mean the whole dimension; negative
+/// positions count from the end.
+fn parse_region(text: &str, array_shape: &[u64]) -> Result<(Vec<u64>, Vec<u64>, Vec<bool>), CliError> {
+    let parts: Vec<&str> = if text.trim().is_empty() { Vec::new() } else { text.split(',').map(str::trim).collect() };
+    if parts.len() > array_shape.len() {
+        return Err(CliError(format!(
+            "region \"{text}\" has {} entries, the array has {} dimensions",
+            parts.len(),
+            array_shape.len()
+        )));
+    }
+    let (mut offset, mut shape, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+    for (d, &len) in array_shape.iter().enumerate() {
+        let part = parts.get(d).copied().unwrap_or(":");
+        let bad = |why: &str| CliError(format!("region entry \"{part}\" for dimension {d} (length {len}): {why}"));
+        let pos = |s: &str| -> Result<u64, CliError> {
+            let v: i128 = s.parse().map_err(|_| bad("not an integer"))?;
+            let v = if v < 0 { v + len as i128 } else { v };
+            if v < 0 || v > len as i128 {
+                return Err(bad("out of bounds"));
+            }
+            Ok(v as u64)
+        };
+        match part.split_once(':') {
+            Some((start, stop)) => {
+                if stop.contains(':') {
+                    return Err(bad("steps are not supported"));
+                }
+                let start = if start.is_empty() { 0 } else { pos(start)? };
+                let stop = if stop.is_empty() { len } else { pos(stop)? };
+                offset.push(start);
+                shape.push(stop.saturating_sub(start));
+                kept.push(true);
+            }
+            None => {
+                let i = pos(part)?;
+                if i >= len {
+                    return Err(bad("out of bounds"));
+                }
+                offset.push(i);
+                shape.push(1);
+                kept.push(false);
+            }
+        }
+    }
+    Ok((offset, shape, kept))
+}
+
+/// Nested JSON lists of the elements of a C-order buffer.
+fn nest(bytes: &[u8], dims: &[u64], data_type: DataType) -> Value {
+    let size = data_type.size();
+    match dims.split_first() {
+        None => render::element(&bytes[..size], data_type),
+        Some((&n, rest)) => {
+            let stride = rest.iter().product::<u64>() as usize * size;
+            (0..n as usize).map(|i| nest(&bytes[i * stride..(i + 1) * stride], rest, data_type)).collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_region;
+
+    #[test]
+    fn regions_parse_like_numpy_slices() {
+        let (o, s, k) = parse_region("0:10,5,:", &[20, 8, 4]).ok().unwrap();
+        assert_eq!((o, s, k), (vec![0, 5, 0], vec![10, 1, 4], vec![true, false, true]));
+        let (o, s, _) = parse_region("-3:", &[10]).ok().unwrap();
+        assert_eq!((o, s), (vec![7], vec![3]));
+        assert!(parse_region("0:11", &[10]).is_err());
+        assert!(parse_region("10", &[10]).is_err());
+        assert!(parse_region("0:2:1", &[10]).is_err());
+        assert!(parse_region("1,2", &[10]).is_err());
+    }
+}

@@ -1,0 +1,91 @@
+//! Command-line front end. Errors print as one line on stderr and exit with status 1 (2 for
+//! usage errors, from clap); a panic (101) is always a bug.
+
+mod cat;
+mod demo;
+mod info;
+mod locator;
+mod render;
+mod tree;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// zarrdb: an embedded, transactional Zarr v3 storage engine.
+#[derive(Parser)]
+#[command(name = "zarrdb", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the hierarchy: names, shapes, data types, chunk shapes, codecs, implicit groups.
+    Tree {
+        /// Store locator: a directory, or `dir:PATH`.
+        store: String,
+    },
+    /// Show a node's metadata and storage figures.
+    Info {
+        /// Store locator.
+        store: String,
+        /// Node path inside the store (default: the root).
+        #[arg(default_value = "/")]
+        node: String,
+        /// Print one JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print an array's values.
+    Cat {
+        /// Store locator.
+        store: String,
+        /// Array path inside the store.
+        array: String,
+        /// Region, one entry per dimension: `start:stop`, `:`, or an index; e.g. "0:10,5,:".
+        #[arg(long)]
+        region: Option<String>,
+        /// Print nested JSON lists.
+        #[arg(long, conflicts_with = "raw")]
+        json: bool,
+        /// Write the C-order little-endian element bytes to stdout.
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Build a small real dataset, show its tree and read it back.
+    Demo {
+        /// Where to build it (a new or empty directory); default: a fresh temporary directory.
+        path: Option<std::path::PathBuf>,
+    },
+}
+
+/// An error the CLI reports: one line, exit status 1.
+pub(crate) struct CliError(String);
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(err: E) -> Self {
+        CliError(err.to_string())
+    }
+}
+
+pub(crate) type CliResult = Result<(), CliError>;
+
+pub(crate) fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tree { store } => tree::run(&store),
+        Command::Info { store, node, json } => info::run(&store, &node, json),
+        Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
+        Command::Demo { path } => demo::run(path),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError(message)) => {
+            // One line, whatever the message holds.
+            eprintln!("zarrdb: error: {}", message.replace(['\n', '\r'], " "));
+            ExitCode::FAILURE
+        }
+    }
+}

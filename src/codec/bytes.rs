@@ -1,0 +1,93 @@
+//! The `bytes` codec: elements in C order with a fixed byte order.
+
+use serde_json::{Map, Value};
+
+use super::{ArrayToBytes, ChunkSpec};
+use crate::error::CodecError;
+use crate::metadata::{DataType, Layout, NamedConfig};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endian {
+    Little,
+    Big,
+}
+
+#[derive(Debug)]
+pub(crate) struct BytesCodec {
+    /// `None` for one-byte types written without an `endian` member.
+    endian: Option<Endian>,
+}
+
+fn config_error(field: &str, reason: impl Into<String>) -> CodecError {
+    CodecError::InvalidConfiguration { codec: "bytes".into(), field: field.into(), reason: reason.into() }
+}
+
+impl BytesCodec {
+    pub fn from_metadata(meta: &NamedConfig, data_type: DataType) -> Result<BytesCodec, CodecError> {
+        let empty = Map::new();
+        let config = meta.configuration.as_ref().unwrap_or(&empty);
+        if let Some(extra) = config.keys().find(|k| *k != "endian") {
+            return Err(config_error(extra, "not a member of the bytes codec's configuration"));
+        }
+        let endian = match config.get("endian") {
+            None => None,
+            Some(Value::String(s)) if s == "little" => Some(Endian::Little),
+            Some(Value::String(s)) if s == "big" => Some(Endian::Big),
+            Some(other) => return Err(config_error("endian", format!("must be \"little\" or \"big\", found {other}"))),
+        };
+        if endian.is_none() && data_type.layout() != Layout::Bytes {
+            return Err(config_error(
+                "endian",
+                format!("required for the {}-byte data type {data_type}", data_type.size()),
+            ));
+        }
+        Ok(BytesCodec { endian })
+    }
+
+    fn swap_needed(&self, spec: &ChunkSpec) -> Option<usize> {
+        match (self.endian, spec.data_type.layout()) {
+            (Some(Endian::Big), Layout::Scalar(n) | Layout::Pair(n)) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// Reverse the bytes of every `width`-byte scalar in place.
+fn swap_in_place(bytes: &mut [u8], width: usize) {
+    for scalar in bytes.chunks_exact_mut(width) {
+        scalar.reverse();
+    }
+}
+
+impl ArrayToBytes for BytesCodec {
+    fn encode(&self, mut decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+        if let Some(width) = self.swap_needed(spec) {
+            swap_in_place(&mut decoded, width);
+        }
+        Ok(decoded)
+    }
+
+    fn decode(&self, mut encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+        if encoded.len() as u64 != spec.num_bytes() {
+            return Err(CodecError::SizeMismatch {
+                codec: "bytes",
+                expected: spec.num_bytes(),
+                actual: encoded.len() as u64,
+            });
+        }
+        if let Some(width) = self.swap_needed(spec) {
+            swap_in_place(&mut encoded, width);
+        }
+        Ok(encoded)
+    }
+
+    fn to_metadata(&self) -> NamedConfig {
+        let mut config = Map::new();
+        match self.endian {
+            Some(Endian::Little) => config.insert("endian".into(), "little".into()),
+            Some(Endian::Big) => config.insert("endian".into(), "big".into()),
+            None => return NamedConfig::new("bytes"),
+        };
+        NamedConfig::with_configuration("bytes", config)
+    }
+}

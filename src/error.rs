@@ -1,0 +1,283 @@
+//! Error types: one enum per operation family plus the superset [`Error`].
+//!
+//! Every variant names what failed (the key, node, field or codec) and why, so a message read
+//! in a log is enough to find the bad input without a debugger.
+
+use std::io;
+
+/// A metadata document (`zarr.json`) is malformed or uses something zarrdb does not support.
+///
+/// `field` is the dotted path of the offending member inside the document, e.g.
+/// `chunk_grid.configuration.chunk_shape` or `fill_value`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetadataError {
+    /// The bytes are not a JSON document (or not UTF-8).
+    #[error("not valid JSON: {source}")]
+    Json {
+        /// The parser's error, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A mandatory member is absent.
+    #[error("field \"{field}\" is missing")]
+    MissingField {
+        /// Dotted path of the missing member.
+        field: String,
+    },
+    /// A member has the wrong JSON type.
+    #[error("field \"{field}\": expected {expected}, found {found}")]
+    WrongType {
+        /// Dotted path of the member.
+        field: String,
+        /// What the spec demands.
+        expected: &'static str,
+        /// A short rendering of what was found.
+        found: String,
+    },
+    /// A member has the right type but a value the spec forbids.
+    #[error("field \"{field}\": {reason}")]
+    InvalidValue {
+        /// Dotted path of the member.
+        field: String,
+        /// Why the value is refused.
+        reason: String,
+    },
+    /// A member the spec does not define, without `"must_understand": false`.
+    #[error("field \"{field}\" is not part of Zarr v3 metadata and is not marked \"must_understand\": false")]
+    UnknownField {
+        /// Name of the member.
+        field: String,
+    },
+    /// An extension (data type, chunk grid, key encoding, storage transformer) that zarrdb does not
+    /// implement; the spec requires refusing to open such a node.
+    #[error("field \"{field}\": unsupported {kind} \"{name}\"")]
+    Unsupported {
+        /// Dotted path of the member.
+        field: String,
+        /// Which extension point: "data type", "chunk grid", ...
+        kind: &'static str,
+        /// The extension's name.
+        name: String,
+    },
+}
+
+/// A store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The operating system refused an I/O operation on `key`.
+    #[error("{operation} of key \"{key}\" failed: {source}")]
+    Io {
+        /// The store operation (`get`, `set`, ...).
+        operation: &'static str,
+        /// The key involved (or prefix for listings).
+        key: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The key cannot be stored safely (empty segment, `..`, backslash, NUL, absolute path...).
+    #[error("invalid store key \"{key}\": {reason}")]
+    InvalidKey {
+        /// The refused key, escaped for display.
+        key: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// The store does not support this operation (see its capabilities).
+    #[error("store \"{store}\" does not support {operation}")]
+    Unsupported {
+        /// The store kind.
+        store: &'static str,
+        /// The refused operation.
+        operation: &'static str,
+    },
+    /// A partial write or read names a byte range that does not fit the value.
+    #[error("byte range {range} is outside value \"{key}\" of {len} bytes")]
+    RangeOutOfBounds {
+        /// The key read or written.
+        key: String,
+        /// The requested range.
+        range: String,
+        /// The value's length.
+        len: u64,
+    },
+    /// The store could not be opened at this location.
+    #[error("cannot open store at \"{location}\": {reason}")]
+    Open {
+        /// The path or locator given.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Encoding or decoding a chunk failed, or a codec chain is invalid.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// No codec of this name is implemented.
+    #[error("unknown codec \"{name}\"")]
+    UnknownCodec {
+        /// The codec name as written in the metadata.
+        name: String,
+    },
+    /// The codec's configuration is missing a member or holds a bad value.
+    #[error("codec \"{codec}\": field \"{field}\": {reason}")]
+    InvalidConfiguration {
+        /// The codec name.
+        codec: String,
+        /// The configuration member.
+        field: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// The chain as a whole breaks the spec's rules (e.g. no array->bytes codec).
+    #[error("invalid codec chain: {reason}")]
+    InvalidChain {
+        /// Why.
+        reason: String,
+    },
+    /// A stored chunk does not decode to the size its metadata promises.
+    #[error("codec \"{codec}\": decoded {actual} bytes, expected {expected}")]
+    SizeMismatch {
+        /// The codec that produced the wrong size.
+        codec: &'static str,
+        /// Bytes expected from the metadata.
+        expected: u64,
+        /// Bytes actually produced.
+        actual: u64,
+    },
+}
+
+/// A region read or write was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArrayError {
+    /// The region's rank differs from the array's.
+    #[error("array \"{array}\": region has {given} dimensions, the array has {expected}")]
+    RankMismatch {
+        /// Node path of the array.
+        array: String,
+        /// The array's rank.
+        expected: usize,
+        /// The region's rank.
+        given: usize,
+    },
+    /// The region reaches past the array's shape.
+    #[error("array \"{array}\": region {region} is outside shape {shape:?}")]
+    OutOfBounds {
+        /// Node path of the array.
+        array: String,
+        /// The region, rendered as `[start..end, ...]`.
+        region: String,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
+    /// The caller's buffer does not hold exactly the region's elements.
+    #[error("array \"{array}\": buffer holds {given} bytes, the region needs {expected}")]
+    BufferLength {
+        /// Node path of the array.
+        array: String,
+        /// Bytes the region needs.
+        expected: u64,
+        /// Bytes given.
+        given: u64,
+    },
+    /// The Rust element type does not match the array's data type.
+    #[error("array \"{array}\": data type is {data_type}, not {requested}")]
+    ElementType {
+        /// Node path of the array.
+        array: String,
+        /// The array's data type.
+        data_type: String,
+        /// The data type of the Rust element type used.
+        requested: &'static str,
+    },
+    /// The region's size in bytes does not fit in memory addressing.
+    #[error("array \"{array}\": region of {elements} elements is too large to hold in memory")]
+    TooLarge {
+        /// Node path of the array.
+        array: String,
+        /// Number of elements requested.
+        elements: u128,
+    },
+}
+
+/// A node path or the hierarchy around it is wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// The path breaks the spec's naming rules.
+    #[error("invalid node path \"{path}\": {reason}")]
+    InvalidPath {
+        /// The path given.
+        path: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// Nothing exists at the path (no zarr.json and no descendants).
+    #[error("no node at \"{path}\"")]
+    NotFound {
+        /// The path.
+        path: String,
+    },
+    /// A node already exists at the path.
+    #[error("a node already exists at \"{path}\"")]
+    AlreadyExists {
+        /// The path.
+        path: String,
+    },
+    /// The node exists but is of the other kind.
+    #[error("node \"{path}\" is a {found}, not a {expected}")]
+    WrongKind {
+        /// The path.
+        path: String,
+        /// "array" or "group".
+        expected: &'static str,
+        /// What it is.
+        found: &'static str,
+    },
+    /// A node cannot be created under an array.
+    #[error("cannot create \"{path}\": ancestor \"{array}\" is an array")]
+    ParentIsArray {
+        /// The path to create.
+        path: String,
+        /// The ancestor array.
+        array: String,
+    },
+}
+
+/// Any zarrdb error. Each variant carries the family error and, where it helps, where it happened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A metadata document is invalid.
+    #[error("invalid metadata in {key}: {source}")]
+    Metadata {
+        /// Store key of the document.
+        key: String,
+        /// What is wrong.
+        #[source]
+        source: MetadataError,
+    },
+    /// A store operation failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A codec failed on a chunk, or the array's codec chain is invalid.
+    #[error("{key}: {source}")]
+    Codec {
+        /// The chunk key, or the metadata key for chain errors.
+        key: String,
+        /// What is wrong.
+        #[source]
+        source: CodecError,
+    },
+    /// A region request was refused.
+    #[error(transparent)]
+    Array(#[from] ArrayError),
+    /// A path or hierarchy error.
+    #[error(transparent)]
+    Node(#[from] NodeError),
+}

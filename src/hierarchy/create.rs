@@ -1,0 +1,83 @@
+//! Creating nodes: the hierarchy rules that hold across the path (no node under an array, one
+//! node per path) and explicit parent groups.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::group::{has_descendants, read_metadata};
+use super::path::NodePath;
+use super::Group;
+use crate::array::Array;
+use crate::codec::CodecChain;
+use crate::error::{Error, NodeError};
+use crate::metadata::{ArrayMetadata, GroupMetadata, NodeMetadata};
+use crate::store::Store;
+
+impl Array {
+    /// Create an array at `path` and write its `zarr.json`; missing ancestors become explicit
+    /// groups. Fails if a node exists at `path` or an ancestor is an array.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let meta = ArrayMetadata::new(DataType::Float32, vec![100, 100], vec![10, 10]);
+    /// let array = Array::create(store.clone(), "/data/temperature", meta).unwrap();
+    /// array.write_region(&[5, 5], &[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    /// assert_eq!(array.read_region::<f32>(&[6, 5], &[1, 2]).unwrap(), vec![3.0, 4.0]);
+    /// ```
+    pub fn create(store: Arc<dyn Store>, path: &str, metadata: ArrayMetadata) -> Result<Array, Error> {
+        let path = NodePath::parse(path)?;
+        let key = path.metadata_key();
+        metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
+        // Refuse unknown codecs before anything is written.
+        CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
+            .map_err(|source| Error::Codec { key: key.clone(), source })?;
+        prepare(store.as_ref(), &path, true)?;
+        store.set(&key, &metadata.to_json_bytes())?;
+        Array::from_metadata(store, path, metadata)
+    }
+}
+
+impl Group {
+    /// Create a group at `path` with `attributes`; missing ancestors become explicit groups.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Group, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// Group::create(store.clone(), "/", Default::default()).unwrap();
+    /// Group::create(store.clone(), "/runs", Default::default()).unwrap();
+    /// assert_eq!(Group::open(store, "/").unwrap().child_names().unwrap(), vec!["runs"]);
+    /// ```
+    pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>) -> Result<Group, Error> {
+        let path = NodePath::parse(path)?;
+        prepare(store.as_ref(), &path, false)?;
+        let meta = GroupMetadata::new(attributes);
+        store.set(&path.metadata_key(), &meta.to_json_bytes())?;
+        Ok(Group::from_parts(store, path, Some(meta)))
+    }
+}
+
+/// Check that `path` is free and no ancestor is an array; write missing ancestors as groups.
+/// An implicit group at `path` may become an explicit group, never an array.
+fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Result<(), Error> {
+    if read_metadata(store, path)?.is_some() || (is_array && has_descendants(store, path)?) {
+        return Err(NodeError::AlreadyExists { path: path.to_string() }.into());
+    }
+    let mut missing = Vec::new();
+    for ancestor in path.ancestors() {
+        match read_metadata(store, &ancestor)? {
+            Some(NodeMetadata::Array(_)) => {
+                return Err(NodeError::ParentIsArray { path: path.to_string(), array: ancestor.to_string() }.into())
+            }
+            Some(NodeMetadata::Group(_)) => {}
+            None => missing.push(ancestor),
+        }
+    }
+    for ancestor in missing {
+        store.set(&ancestor.metadata_key(), &GroupMetadata::default().to_json_bytes())?;
+    }
+    Ok(())
+}

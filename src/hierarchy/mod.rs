@@ -1,0 +1,12 @@
+//! The hierarchy: node paths, groups, opening any node, creating nodes.
+
+mod create;
+mod group;
+mod node;
+mod path;
+
+pub use group::Group;
+pub use node::Node;
+pub use path::NodePath;
+
+pub(crate) use group::{has_descendants, read_metadata};

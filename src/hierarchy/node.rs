@@ -1,0 +1,52 @@
+//! Opening whatever node lives at a path.
+
+use std::sync::Arc;
+
+use super::path::NodePath;
+use super::Group;
+use crate::array::Array;
+use crate::error::{Error, NodeError};
+use crate::metadata::NodeMetadata;
+use crate::store::Store;
+
+/// An array or a group.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// An array.
+    Array(Array),
+    /// A group, explicit or implicit.
+    Group(Group),
+}
+
+impl Node {
+    /// Open the node at `path`: its `zarr.json` decides the kind; a path without one but with
+    /// descendants is an implicit group.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Node, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// Array::create(store.clone(), "/g/a", ArrayMetadata::new(DataType::UInt8, vec![4], vec![2])).unwrap();
+    /// assert!(matches!(Node::open(store.clone(), "/g").unwrap(), Node::Group(_)));
+    /// assert!(matches!(Node::open(store, "/g/a").unwrap(), Node::Array(_)));
+    /// ```
+    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Node, Error> {
+        let path = NodePath::parse(path)?;
+        match super::read_metadata(store.as_ref(), &path)? {
+            Some(NodeMetadata::Array(meta)) => Ok(Node::Array(Array::from_metadata(store, path, meta)?)),
+            Some(NodeMetadata::Group(meta)) => Ok(Node::Group(Group::from_parts(store, path, Some(meta)))),
+            None if super::has_descendants(store.as_ref(), &path)? => {
+                Ok(Node::Group(Group::from_parts(store, path, None)))
+            }
+            None => Err(NodeError::NotFound { path: path.to_string() }.into()),
+        }
+    }
+
+    /// The node's path.
+    pub fn path(&self) -> &NodePath {
+        match self {
+            Node::Array(a) => a.path(),
+            Node::Group(g) => g.path(),
+        }
+    }
+}

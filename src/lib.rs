@@ -1,0 +1,41 @@
+//! zarrdb: an embedded, transactional Zarr v3 storage engine.
+//!
+//! A whole Zarr hierarchy (groups, arrays, chunks) lives in one store: today a folder in the
+//! File System Store layout or memory; embedded databases follow. The layers, from the top:
+//! hierarchy ([`Group`], [`Node`]) -> array ([`Array`]: regions, chunks) -> codec (the chain of
+//! `zarr.json`) -> metadata ([`ArrayMetadata`], [`GroupMetadata`]) -> store ([`Store`] and its
+//! backends). `docs/architecture.md` describes how a region write flows through them.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+//!
+//! let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let meta = ArrayMetadata::new(DataType::Int32, vec![6, 4], vec![4, 4]);
+//! let array = Array::create(store.clone(), "/experiment/counts", meta)?;
+//! array.write_region(&[2, 1], &[3, 2], &[1, 2, 3, 4, 5, 6])?;
+//! let again = Array::open(store, "/experiment/counts")?;
+//! assert_eq!(again.read_region::<i32>(&[3, 0], &[1, 4])?, vec![0, 3, 4, 0]);
+//! # Ok::<(), zarrdb::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod array;
+mod codec;
+mod error;
+mod hierarchy;
+mod metadata;
+mod store;
+
+pub use array::{Array, Element};
+pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, StoreError};
+pub use hierarchy::{Group, Node, NodePath};
+pub use metadata::{
+    ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
+    METADATA_KEY,
+};
+pub use store::{
+    ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,
+    WritableStore,
+};

@@ -1,0 +1,252 @@
+//! Fill values: parsed from every JSON form the spec allows (and the readings implementations
+//! disagree on, see CODECS.md), stored as the element's little-endian bytes, written back in the
+//! canonical form.
+
+use half::{bf16, f16};
+use serde_json::{Number, Value};
+
+use super::data_type::DataType;
+use super::json::{invalid, wrong_type};
+use crate::error::MetadataError;
+
+const FIELD: &str = "fill_value";
+
+/// The value of every element nobody has written; one element as little-endian bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FillValue {
+    bytes: Vec<u8>,
+}
+
+impl FillValue {
+    /// A fill value from its little-endian element bytes.
+    pub fn from_le_bytes(bytes: Vec<u8>) -> FillValue {
+        FillValue { bytes }
+    }
+
+    /// The element's little-endian bytes.
+    pub fn as_le_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The default fill value of a data type: zero, false, or all-zero raw bytes.
+    pub fn zero(data_type: DataType) -> FillValue {
+        FillValue { bytes: vec![0; data_type.size()] }
+    }
+
+    /// Parse the `fill_value` member for `data_type`.
+    ///
+    /// ```
+    /// use zarrdb::{DataType, FillValue};
+    /// let nan = FillValue::from_json(&serde_json::json!("NaN"), DataType::Float32).unwrap();
+    /// assert_eq!(nan.as_le_bytes(), &0x7fc0_0000u32.to_le_bytes());
+    /// assert!(FillValue::from_json(&serde_json::json!(300), DataType::UInt8).is_err());
+    /// ```
+    pub fn from_json(value: &Value, data_type: DataType) -> Result<FillValue, MetadataError> {
+        let bytes = match data_type {
+            DataType::Bool => match value {
+                Value::Bool(b) => vec![u8::from(*b)],
+                other => return Err(wrong_type(FIELD, "true or false", other)),
+            },
+            DataType::Int8 => int::<1>(value, -(1 << 7), (1 << 7) - 1)?,
+            DataType::Int16 => int::<2>(value, -(1 << 15), (1 << 15) - 1)?,
+            DataType::Int32 => int::<4>(value, -(1 << 31), (1 << 31) - 1)?,
+            DataType::Int64 => int::<8>(value, i64::MIN.into(), i64::MAX.into())?,
+            DataType::UInt8 => int::<1>(value, 0, u8::MAX.into())?,
+            DataType::UInt16 => int::<2>(value, 0, u16::MAX.into())?,
+            DataType::UInt32 => int::<4>(value, 0, u32::MAX.into())?,
+            DataType::UInt64 => int::<8>(value, 0, u64::MAX.into())?,
+            DataType::Float16 => float(value, FIELD, Float::F16)?,
+            DataType::BFloat16 => float(value, FIELD, Float::BF16)?,
+            DataType::Float32 => float(value, FIELD, Float::F32)?,
+            DataType::Float64 => float(value, FIELD, Float::F64)?,
+            DataType::Complex64 => complex(value, Float::F32)?,
+            DataType::Complex128 => complex(value, Float::F64)?,
+            DataType::Raw { bits } => raw(value, bits as usize / 8)?,
+        };
+        Ok(FillValue { bytes })
+    }
+
+    /// The canonical JSON form: numbers where exact, "NaN"/"Infinity"/"-Infinity", full-width hex
+    /// for NaNs with other payloads, one integer per byte for raw types.
+    pub fn to_json(&self, data_type: DataType) -> Value {
+        let b = &self.bytes;
+        match data_type {
+            DataType::Bool => Value::Bool(b[0] != 0),
+            DataType::Int8 => (b[0] as i8).into(),
+            DataType::Int16 => i16::from_le_bytes([b[0], b[1]]).into(),
+            DataType::Int32 => i32::from_le_bytes(b[..4].try_into().expect("4-byte fill")).into(),
+            DataType::Int64 => i64::from_le_bytes(b[..8].try_into().expect("8-byte fill")).into(),
+            DataType::UInt8 => b[0].into(),
+            DataType::UInt16 => u16::from_le_bytes([b[0], b[1]]).into(),
+            DataType::UInt32 => u32::from_le_bytes(b[..4].try_into().expect("4-byte fill")).into(),
+            DataType::UInt64 => u64::from_le_bytes(b[..8].try_into().expect("8-byte fill")).into(),
+            DataType::Float16 => float_to_json(b, Float::F16),
+            DataType::BFloat16 => float_to_json(b, Float::BF16),
+            DataType::Float32 => float_to_json(b, Float::F32),
+            DataType::Float64 => float_to_json(b, Float::F64),
+            DataType::Complex64 => {
+                Value::Array(vec![float_to_json(&b[..4], Float::F32), float_to_json(&b[4..], Float::F32)])
+            }
+            DataType::Complex128 => {
+                Value::Array(vec![float_to_json(&b[..8], Float::F64), float_to_json(&b[8..], Float::F64)])
+            }
+            DataType::Raw { .. } => Value::Array(b.iter().map(|&x| x.into()).collect()),
+        }
+    }
+}
+
+/// An integer fill value: a JSON number without fraction or exponent, within `[min, max]`.
+fn int<const N: usize>(value: &Value, min: i128, max: i128) -> Result<Vec<u8>, MetadataError> {
+    let Value::Number(n) = value else {
+        return Err(wrong_type(FIELD, "an integer", value));
+    };
+    // serde_json keeps integers written without fraction or exponent as i64/u64; anything else
+    // ("1.0", "1e3") arrives as f64 and is refused as the spec demands.
+    let v: i128 = match (n.as_i64(), n.as_u64()) {
+        (Some(v), _) => v.into(),
+        (None, Some(v)) => v.into(),
+        _ => return Err(invalid(FIELD, format!("{n} is not an integer without fraction or exponent"))),
+    };
+    if v < min || v > max {
+        return Err(invalid(FIELD, format!("{v} is out of range [{min}, {max}]")));
+    }
+    Ok(v.to_le_bytes()[..N].to_vec())
+}
+
+#[derive(Clone, Copy)]
+enum Float {
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl Float {
+    fn width(self) -> usize {
+        match self {
+            Float::F16 | Float::BF16 => 2,
+            Float::F32 => 4,
+            Float::F64 => 8,
+        }
+    }
+
+    /// The canonical NaN of the spec: sign 0, mantissa MSB 1, the rest 0.
+    fn canonical_nan(self) -> u64 {
+        match self {
+            Float::F16 => 0x7e00,
+            Float::BF16 => 0x7fc0,
+            Float::F32 => 0x7fc0_0000,
+            Float::F64 => 0x7ff8_0000_0000_0000,
+        }
+    }
+
+    fn bits_from_f64(self, v: f64) -> u64 {
+        match self {
+            Float::F16 => f16::from_f64(v).to_bits().into(),
+            Float::BF16 => bf16::from_f64(v).to_bits().into(),
+            Float::F32 => (v as f32).to_bits().into(),
+            Float::F64 => v.to_bits(),
+        }
+    }
+
+    fn to_f64(self, bits: u64) -> f64 {
+        match self {
+            Float::F16 => f16::from_bits(bits as u16).to_f64(),
+            Float::BF16 => bf16::from_bits(bits as u16).to_f64(),
+            Float::F32 => f32::from_bits(bits as u32).into(),
+            Float::F64 => f64::from_bits(bits),
+        }
+    }
+
+    /// The shortest decimal that reads back to the same bits in this width.
+    fn shortest_decimal(self, bits: u64) -> f64 {
+        let text = match self {
+            Float::F16 => f16::from_bits(bits as u16).to_f32().to_string(),
+            Float::BF16 => bf16::from_bits(bits as u16).to_f32().to_string(),
+            Float::F32 => f32::from_bits(bits as u32).to_string(),
+            Float::F64 => return f64::from_bits(bits),
+        };
+        text.parse().unwrap_or_else(|_| self.to_f64(bits))
+    }
+}
+
+fn float(value: &Value, field: &str, kind: Float) -> Result<Vec<u8>, MetadataError> {
+    let bits = match value {
+        Value::Number(n) => {
+            let v = n.as_f64().ok_or_else(|| invalid(field, format!("{n} is not representable")))?;
+            kind.bits_from_f64(v)
+        }
+        Value::String(s) => match s.as_str() {
+            "NaN" => kind.canonical_nan(),
+            "Infinity" => kind.bits_from_f64(f64::INFINITY),
+            "-Infinity" => kind.bits_from_f64(f64::NEG_INFINITY),
+            text => hex_bits(text, kind.width()).ok_or_else(|| {
+                invalid(
+                    field,
+                    format!(
+                        "\"{text}\" is not a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x\" followed by at most {} hex digits",
+                        2 * kind.width()
+                    ),
+                )
+            })?,
+        },
+        other => return Err(wrong_type(field, "a number or a string", other)),
+    };
+    Ok(bits.to_le_bytes()[..kind.width()].to_vec())
+}
+
+/// `"0x..."` raw bits. Short forms ("0x0", as tensorstore accepts) are read too; more digits than
+/// the width holds are refused.
+fn hex_bits(text: &str, width: usize) -> Option<u64> {
+    let digits = text.strip_prefix("0x")?;
+    if digits.is_empty() || digits.len() > 2 * width || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
+}
+
+fn float_to_json(bytes: &[u8], kind: Float) -> Value {
+    let mut buf = [0u8; 8];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    let bits = u64::from_le_bytes(buf);
+    let v = kind.to_f64(bits);
+    if v.is_nan() {
+        if bits == kind.canonical_nan() {
+            "NaN".into()
+        } else {
+            format!("0x{:0width$x}", bits, width = 2 * kind.width()).into()
+        }
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if bits == kind.bits_from_f64(-0.0) {
+        // JSON numbers cannot be relied on to keep the sign of zero across parsers.
+        format!("0x{:0width$x}", bits, width = 2 * kind.width()).into()
+    } else {
+        Number::from_f64(kind.shortest_decimal(bits)).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn complex(value: &Value, kind: Float) -> Result<Vec<u8>, MetadataError> {
+    let parts = value.as_array().ok_or_else(|| wrong_type(FIELD, "a list of two floats", value))?;
+    if parts.len() != 2 {
+        return Err(invalid(FIELD, format!("a complex fill value has 2 parts, found {}", parts.len())));
+    }
+    let mut bytes = float(&parts[0], "fill_value[0]", kind)?;
+    bytes.extend(float(&parts[1], "fill_value[1]", kind)?);
+    Ok(bytes)
+}
+
+/// Raw types: one integer 0..=255 per byte (what implementations write; see CODECS.md).
+fn raw(value: &Value, len: usize) -> Result<Vec<u8>, MetadataError> {
+    let items = value.as_array().ok_or_else(|| wrong_type(FIELD, "a list of byte values", value))?;
+    if items.len() != len {
+        return Err(invalid(FIELD, format!("a raw fill value needs {len} byte values, found {}", items.len())));
+    }
+    items
+        .iter()
+        .map(|item| match item.as_u64() {
+            Some(b) if b <= 255 => Ok(b as u8),
+            _ => Err(invalid(FIELD, format!("{item} is not a byte value 0..=255"))),
+        })
+        .collect()
+}

@@ -1,0 +1,133 @@
+//! An in-memory store: a sorted map behind a lock. For tests and scratch work.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::RwLock;
+
+use super::{
+    list_dir_ordered, validate_key, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
+};
+use crate::error::StoreError;
+
+/// A store held in memory; lost when dropped.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    map: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+        // A panic while holding the lock cannot leave the map half-changed (every change is one
+        // map operation), so a poisoned lock is safe to use.
+        self.map.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+        self.map.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ReadableStore for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        validate_key(key)?;
+        Ok(self.read().get(key).cloned())
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        validate_key(key)?;
+        Ok(self.read().get(key).map(|v| v.len() as u64))
+    }
+}
+
+impl WritableStore for MemoryStore {
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        validate_key(key)?;
+        self.write().insert(key.to_owned(), value.to_vec());
+        Ok(())
+    }
+
+    fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
+        let mut map = self.write();
+        // Check every write before applying any, so a bad request changes nothing. A write may
+        // extend a value but not leave a hole; earlier writes of the batch count.
+        let mut lengths: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+        for (key, offset, bytes) in writes {
+            validate_key(key)?;
+            let len = *lengths.entry(key).or_insert_with(|| map.get(*key).map_or(0, |v| v.len() as u64));
+            if *offset > len {
+                return Err(StoreError::RangeOutOfBounds { key: (*key).to_owned(), range: format!("{offset}.."), len });
+            }
+            lengths.insert(key, len.max(offset + bytes.len() as u64));
+        }
+        for (key, offset, bytes) in writes {
+            let value = map.entry((*key).to_owned()).or_default();
+            let start = *offset as usize;
+            let end = start + bytes.len();
+            if value.len() < end {
+                value.resize(end, 0);
+            }
+            value[start..end].copy_from_slice(bytes);
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<(), StoreError> {
+        validate_key(key)?;
+        self.write().remove(key);
+        Ok(())
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
+        let mut map = self.write();
+        let doomed: Vec<String> = map
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(prefix))
+            .cloned()
+            .collect();
+        for key in doomed {
+            map.remove(&key);
+        }
+        Ok(())
+    }
+}
+
+impl ListableStore for MemoryStore {
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let map = self.read();
+        Ok(map
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(prefix))
+            .cloned()
+            .collect())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {
+        let map = self.read();
+        list_dir_ordered(prefix, |from| {
+            map.range::<str, _>((Bound::Included(from), Bound::Unbounded)).map(|(k, _)| k.as_str())
+        })
+    }
+}
+
+impl Store for MemoryStore {
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities {
+            readable: true,
+            writable: true,
+            partial_writes: true,
+            listable: true,
+            atomic_multi_key: false,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+}

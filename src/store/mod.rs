@@ -1,0 +1,197 @@
+//! Stores: the abstract store interface of the Zarr v3 spec, split by capability, and its backends.
+//!
+//! Keys are Zarr keys exactly (`zarr.json`, `a/b/c/0/1`), compared bytewise. Every backend passes
+//! the same conformance suite (`tests/store_conformance.rs`).
+
+mod directory;
+mod key;
+mod memory;
+
+pub use directory::DirectoryStore;
+pub use memory::MemoryStore;
+
+pub(crate) use key::validate_key;
+
+use crate::error::StoreError;
+
+/// A byte range of a value, for partial reads (spec `get_partial_values`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteRange {
+    /// `length` bytes from `offset` (to the end when `None`).
+    FromStart {
+        /// First byte.
+        offset: u64,
+        /// Number of bytes, or the rest of the value.
+        length: Option<u64>,
+    },
+    /// The last `n` bytes.
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// The `start..end` positions of this range in a value of `len` bytes, if it fits.
+    pub fn resolve(&self, len: u64) -> Option<std::ops::Range<usize>> {
+        let (start, end) = match *self {
+            ByteRange::FromStart { offset, length: None } => (offset, len),
+            ByteRange::FromStart { offset, length: Some(n) } => (offset, offset.checked_add(n)?),
+            ByteRange::Suffix(n) => (len.checked_sub(n)?, len),
+        };
+        (start <= end && end <= len).then(|| start as usize..end as usize)
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            ByteRange::FromStart { offset, length: None } => format!("{offset}.."),
+            ByteRange::FromStart { offset, length: Some(n) } => format!("{offset}..+{n}"),
+            ByteRange::Suffix(n) => format!("last {n}"),
+        }
+    }
+}
+
+/// What a store supports. An unsupported operation returns [`StoreError::Unsupported`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreCapabilities {
+    /// `get`, `get_partial_values`.
+    pub readable: bool,
+    /// `set`, `erase`, `erase_values`, `erase_prefix`.
+    pub writable: bool,
+    /// `set_partial_values`.
+    pub partial_writes: bool,
+    /// `list`, `list_prefix`, `list_dir`.
+    pub listable: bool,
+    /// Several keys can change in one atomic step.
+    pub atomic_multi_key: bool,
+}
+
+/// The children of a prefix, as returned by [`ListableStore::list_dir`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirListing {
+    /// Names of keys directly under the prefix (no `/` after the prefix).
+    pub keys: Vec<String>,
+    /// Names of child prefixes (each holds at least one key), without the trailing `/`.
+    pub prefixes: Vec<String>,
+}
+
+/// Reading values.
+pub trait ReadableStore: Send + Sync {
+    /// The value under `key`, or `None` when absent.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Parts of values; `None` for absent keys. A range outside its value is an error.
+    fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        requests
+            .iter()
+            .map(|(key, range)| {
+                let Some(value) = self.get(key)? else { return Ok(None) };
+                let r = range.resolve(value.len() as u64).ok_or_else(|| StoreError::RangeOutOfBounds {
+                    key: (*key).to_owned(),
+                    range: range.describe(),
+                    len: value.len() as u64,
+                })?;
+                Ok(Some(value[r].to_vec()))
+            })
+            .collect()
+    }
+
+    /// The size in bytes of the value under `key`, or `None` when absent.
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        Ok(self.get(key)?.map(|v| v.len() as u64))
+    }
+}
+
+/// Changing values.
+pub trait WritableStore: Send + Sync {
+    /// Store `value` under `key`, replacing any previous value. Readers see the old or the new
+    /// value, never a mix.
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
+
+    /// Overwrite bytes of existing values at the given offsets (spec `set_partial_values`).
+    fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError>;
+
+    /// Remove `key`; removing an absent key is not an error.
+    fn erase(&self, key: &str) -> Result<(), StoreError>;
+
+    /// Remove several keys.
+    fn erase_values(&self, keys: &[&str]) -> Result<(), StoreError> {
+        keys.iter().try_for_each(|key| self.erase(key))
+    }
+
+    /// Remove every key starting with `prefix`.
+    fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError>;
+}
+
+/// Listing keys. Results are sorted bytewise.
+pub trait ListableStore: Send + Sync {
+    /// Every key.
+    fn list(&self) -> Result<Vec<String>, StoreError> {
+        self.list_prefix("")
+    }
+
+    /// Every key starting with `prefix`.
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+
+    /// The keys and child prefixes directly under `prefix`, which is `""` or ends with `/`.
+    fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError>;
+}
+
+/// A complete store: readable, writable and listable, with its capabilities.
+///
+/// ```
+/// use zarrdb::{MemoryStore, ReadableStore, Store, WritableStore};
+/// let store = MemoryStore::new();
+/// store.set("a/zarr.json", b"{}").unwrap();
+/// assert_eq!(store.get("a/zarr.json").unwrap().as_deref(), Some(&b"{}"[..]));
+/// assert!(store.capabilities().writable);
+/// ```
+pub trait Store: ReadableStore + WritableStore + ListableStore {
+    /// What this store supports.
+    fn capabilities(&self) -> StoreCapabilities;
+
+    /// A short name of the backend, for messages (`"memory"`, `"directory"`...).
+    fn kind(&self) -> &'static str;
+}
+
+fn check_prefix(prefix: &str) -> Result<(), StoreError> {
+    if prefix.is_empty() || prefix.ends_with('/') {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidKey {
+            key: prefix.to_owned(),
+            reason: "a list_dir prefix must be empty or end with '/'",
+        })
+    }
+}
+
+/// `list_dir` on an ordered key set: walks children by seeking past each child's subtree instead
+/// of visiting its keys, so listing costs O(children * log n), never O(keys below).
+pub(crate) fn list_dir_ordered<'a, I, F>(prefix: &str, mut seek: F) -> Result<DirListing, StoreError>
+where
+    F: FnMut(&str) -> I,
+    I: Iterator<Item = &'a str>,
+{
+    check_prefix(prefix)?;
+    let mut listing = DirListing::default();
+    let mut from = prefix.to_owned();
+    loop {
+        let Some(key) = seek(&from).next() else { break };
+        let Some(rest) = key.strip_prefix(prefix) else { break };
+        match rest.find('/') {
+            None => {
+                listing.keys.push(rest.to_owned());
+                // The next key strictly after this one.
+                from = format!("{key}\0");
+            }
+            Some(slash) => {
+                let child = &rest[..slash];
+                listing.prefixes.push(child.to_owned());
+                // '0' is the byte after '/', so this skips every key under `child/`.
+                from = format!("{prefix}{child}0");
+            }
+        }
+    }
+    // Keys may sort between prefixes ("a.b" < "a/"), so the prefix list can need ordering.
+    listing.prefixes.sort();
+    listing.prefixes.dedup();
+    Ok(listing)
+}
