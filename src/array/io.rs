@@ -161,7 +161,7 @@ impl Array {
     /// Read the whole array into typed elements.
     pub fn read_all<T: Element>(&self) -> Result<Vec<T>, Error> {
         let zeros = vec![0; self.shape().len()];
-        self.read_region(&zeros, &self.shape().to_vec())
+        self.read_region(&zeros, self.shape())
     }
 
     fn check_element<T: Element>(&self) -> Result<(), Error> {

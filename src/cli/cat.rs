@@ -10,7 +10,7 @@ use super::{locator, render, CliError, CliResult};
 pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool, raw: bool) -> CliResult {
     let store = locator::open(store)?;
     let array = Array::open(store, array)?;
-    let (offset, shape, kept) = parse_region(region.unwrap_or(""), array.shape())?;
+    let Selection { offset, shape, kept } = parse_region(region.unwrap_or(""), array.shape())?;
     let bytes = array.read_region_bytes(&offset, &shape)?;
     let mut out = std::io::stdout().lock();
     if raw {
@@ -28,10 +28,18 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool,
     Ok(())
 }
 
+/// A parsed `--region`: a box, and which of its dimensions JSON output keeps.
+#[derive(Debug, PartialEq)]
+struct Selection {
+    offset: Vec<u64>,
+    shape: Vec<u64>,
+    kept: Vec<bool>,
+}
+
 /// Parse "0:10,5,:" into offset, shape and which dimensions stay (an index drops its dimension
 /// from JSON output, as numpy does). Missing trailing entries mean the whole dimension; negative
 /// positions count from the end.
-fn parse_region(text: &str, array_shape: &[u64]) -> Result<(Vec<u64>, Vec<u64>, Vec<bool>), CliError> {
+fn parse_region(text: &str, array_shape: &[u64]) -> Result<Selection, CliError> {
     let parts: Vec<&str> = if text.trim().is_empty() { Vec::new() } else { text.split(',').map(str::trim).collect() };
     if parts.len() > array_shape.len() {
         return Err(CliError(format!(
@@ -74,7 +82,7 @@ fn parse_region(text: &str, array_shape: &[u64]) -> Result<(Vec<u64>, Vec<u64>, 
             }
         }
     }
-    Ok((offset, shape, kept))
+    Ok(Selection { offset, shape, kept })
 }
 
 /// Nested JSON lists of the elements of a C-order buffer.
@@ -91,14 +99,14 @@ fn nest(bytes: &[u8], dims: &[u64], data_type: DataType) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_region;
+    use super::{parse_region, Selection};
 
     #[test]
     fn regions_parse_like_numpy_slices() {
-        let (o, s, k) = parse_region("0:10,5,:", &[20, 8, 4]).ok().unwrap();
-        assert_eq!((o, s, k), (vec![0, 5, 0], vec![10, 1, 4], vec![true, false, true]));
-        let (o, s, _) = parse_region("-3:", &[10]).ok().unwrap();
-        assert_eq!((o, s), (vec![7], vec![3]));
+        let sel = parse_region("0:10,5,:", &[20, 8, 4]).ok().unwrap();
+        assert_eq!(sel, Selection { offset: vec![0, 5, 0], shape: vec![10, 1, 4], kept: vec![true, false, true] });
+        let sel = parse_region("-3:", &[10]).ok().unwrap();
+        assert_eq!((sel.offset, sel.shape), (vec![7], vec![3]));
         assert!(parse_region("0:11", &[10]).is_err());
         assert!(parse_region("10", &[10]).is_err());
         assert!(parse_region("0:2:1", &[10]).is_err());

@@ -81,11 +81,7 @@ impl CodecChain {
         Ok(decoded)
     }
 
-    /// The chain as metadata, in canonical form.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "used when arrays are re-created with a normalised chain (codec issue)")
-    )]
+    /// The chain as metadata, in canonical form (e.g. the short form `"bytes"` becomes an object).
     pub fn to_metadata(&self) -> Vec<NamedConfig> {
         vec![self.array_to_bytes.to_metadata()]
     }

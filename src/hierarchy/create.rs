@@ -27,13 +27,14 @@ impl Array {
     /// array.write_region(&[5, 5], &[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     /// assert_eq!(array.read_region::<f32>(&[6, 5], &[1, 2]).unwrap(), vec![3.0, 4.0]);
     /// ```
-    pub fn create(store: Arc<dyn Store>, path: &str, metadata: ArrayMetadata) -> Result<Array, Error> {
+    pub fn create(store: Arc<dyn Store>, path: &str, mut metadata: ArrayMetadata) -> Result<Array, Error> {
         let path = NodePath::parse(path)?;
         let key = path.metadata_key();
         metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
-        // Refuse unknown codecs before anything is written.
-        CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
+        // Refuse unknown codecs before anything is written, and write the chain in canonical form.
+        let chain = CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
             .map_err(|source| Error::Codec { key: key.clone(), source })?;
+        metadata.codecs = chain.to_metadata();
         prepare(store.as_ref(), &path, true)?;
         store.set(&key, &metadata.to_json_bytes())?;
         Array::from_metadata(store, path, metadata)

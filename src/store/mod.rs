@@ -36,7 +36,7 @@ impl ByteRange {
             ByteRange::FromStart { offset, length: Some(n) } => (offset, offset.checked_add(n)?),
             ByteRange::Suffix(n) => (len.checked_sub(n)?, len),
         };
-        (start <= end && end <= len).then(|| start as usize..end as usize)
+        (start <= end && end <= len).then_some(start as usize..end as usize)
     }
 
     pub(crate) fn describe(&self) -> String {

@@ -1,0 +1,197 @@
+//! The store conformance suite: every backend runs every check by adding one line to the list at
+//! the bottom. The checks follow the spec's abstract store interface and DESIGN.md §4.
+
+use std::sync::Arc;
+
+use zarrdb::{ByteRange, DirListing, Store, StoreError};
+
+fn keys(store: &dyn Store) -> Vec<String> {
+    store.list().expect("list")
+}
+
+fn get_set_overwrite(store: &dyn Store) {
+    assert_eq!(store.get("a/b").unwrap(), None);
+    store.set("a/b", b"one").unwrap();
+    assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"one"[..]));
+    store.set("a/b", b"").unwrap();
+    assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b""[..]), "empty values are values");
+    store.set("a/b", b"three").unwrap();
+    assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"three"[..]));
+    assert_eq!(store.size("a/b").unwrap(), Some(5));
+    assert_eq!(store.size("a/missing").unwrap(), None);
+    // A prefix is not a value.
+    assert_eq!(store.get("a").unwrap(), None);
+}
+
+fn large_value(store: &dyn Store) {
+    let value: Vec<u8> = (0..(1 << 20) + 7).map(|i: u32| (i % 251) as u8).collect();
+    store.set("big/c/0", &value).unwrap();
+    assert_eq!(store.get("big/c/0").unwrap().as_deref(), Some(&value[..]));
+}
+
+fn invalid_keys(store: &dyn Store) {
+    for key in ["", "/abs", "a//b", "a/../b", "..", ".", "a/./b", "a\\b", "a\0b", "a/"] {
+        match store.set(key, b"x") {
+            Err(StoreError::InvalidKey { .. }) => {}
+            other => panic!("set({key:?}) should be InvalidKey, got {other:?}"),
+        }
+        assert!(matches!(store.get(key), Err(StoreError::InvalidKey { .. })), "get({key:?})");
+    }
+    assert!(keys(store).is_empty(), "nothing was written");
+}
+
+fn partial_reads(store: &dyn Store) {
+    store.set("v", b"0123456789").unwrap();
+    let got = store
+        .get_partial_values(&[
+            ("v", ByteRange::FromStart { offset: 2, length: Some(3) }),
+            ("v", ByteRange::FromStart { offset: 7, length: None }),
+            ("v", ByteRange::Suffix(4)),
+            ("missing", ByteRange::Suffix(1)),
+            ("v", ByteRange::FromStart { offset: 10, length: Some(0) }),
+        ])
+        .unwrap();
+    let want: Vec<Option<Vec<u8>>> =
+        vec![Some(b"234".to_vec()), Some(b"789".to_vec()), Some(b"6789".to_vec()), None, Some(Vec::new())];
+    assert_eq!(got, want);
+    for bad in [
+        ByteRange::FromStart { offset: 8, length: Some(3) },
+        ByteRange::Suffix(11),
+        ByteRange::FromStart { offset: 11, length: None },
+    ] {
+        assert!(
+            matches!(store.get_partial_values(&[("v", bad)]), Err(StoreError::RangeOutOfBounds { .. })),
+            "{bad:?} is outside the value"
+        );
+    }
+}
+
+fn partial_writes(store: &dyn Store) {
+    assert!(store.capabilities().partial_writes);
+    store.set("p", b"0123456789").unwrap();
+    store.set_partial_values(&[("p", 2, b"ab"), ("p", 9, b"XYZ"), ("new", 0, b"n")]).unwrap();
+    assert_eq!(store.get("p").unwrap().as_deref(), Some(&b"01ab45678XYZ"[..]));
+    assert_eq!(store.get("new").unwrap().as_deref(), Some(&b"n"[..]));
+    // A write past the end would leave a hole: refused, and the batch changes nothing.
+    assert!(store.set_partial_values(&[("q", 1, b"x")]).is_err());
+    assert_eq!(store.get("q").unwrap(), None);
+}
+
+fn erase_and_erase_values(store: &dyn Store) {
+    for k in ["g/a", "g/b", "g/c"] {
+        store.set(k, k.as_bytes()).unwrap();
+    }
+    store.erase("g/a").unwrap();
+    store.erase("g/a").unwrap(); // erasing an absent key is fine
+    store.erase_values(&["g/b", "g/missing"]).unwrap();
+    assert_eq!(keys(store), vec!["g/c"]);
+}
+
+fn erase_prefix(store: &dyn Store) {
+    for k in ["a/x", "a/y/z", "ab/x", "b/a/x"] {
+        store.set(k, b"1").unwrap();
+    }
+    store.erase_prefix("a/").unwrap();
+    assert_eq!(keys(store), vec!["ab/x", "b/a/x"], "only keys under a/ go");
+    store.erase_prefix("a").unwrap();
+    assert_eq!(keys(store), vec!["b/a/x"]);
+    store.erase_prefix("").unwrap();
+    assert!(keys(store).is_empty());
+}
+
+fn listing(store: &dyn Store) {
+    let all = ["zarr.json", "a/zarr.json", "a/c/0/0", "a/c/0/1", "a/c/1/0", "a.b", "ab/zarr.json", "b/x/y/z"];
+    for k in all {
+        store.set(k, b"1").unwrap();
+    }
+    let mut sorted: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+    sorted.sort();
+    assert_eq!(keys(store), sorted, "list is complete and sorted");
+    assert_eq!(store.list_prefix("a/c/0").unwrap(), vec!["a/c/0/0", "a/c/0/1"]);
+    assert_eq!(store.list_prefix("a").unwrap().len(), 6, "a plain prefix matches a.b and ab/ too");
+    assert!(store.list_prefix("nothing/").unwrap().is_empty());
+    let root = store.list_dir("").unwrap();
+    assert_eq!(
+        root,
+        DirListing {
+            keys: vec!["a.b".into(), "zarr.json".into()],
+            prefixes: vec!["a".into(), "ab".into(), "b".into()]
+        }
+    );
+    let a = store.list_dir("a/").unwrap();
+    assert_eq!(a, DirListing { keys: vec!["zarr.json".into()], prefixes: vec!["c".into()] });
+    assert_eq!(store.list_dir("a/c/").unwrap().prefixes, vec!["0", "1"]);
+    assert_eq!(store.list_dir("missing/").unwrap(), DirListing::default());
+    assert!(store.list_dir("a").is_err(), "a list_dir prefix ends with '/'");
+    // Erasing the last key under a prefix removes the prefix from listings.
+    store.erase("b/x/y/z").unwrap();
+    assert_eq!(store.list_dir("").unwrap().prefixes, vec!["a", "ab"]);
+}
+
+fn many_chunks_listed_once(store: &dyn Store) {
+    for i in 0..300 {
+        store.set(&format!("arr/c/{i}/0"), b"1").unwrap();
+    }
+    store.set("arr/zarr.json", b"{}").unwrap();
+    store.set("other/zarr.json", b"{}").unwrap();
+    assert_eq!(store.list_dir("").unwrap().prefixes, vec!["arr", "other"]);
+    assert_eq!(store.list_dir("arr/c/").unwrap().prefixes.len(), 300);
+}
+
+fn concurrent_writers(store: Arc<dyn Store>) {
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    store.set(&format!("t{t}/k{i}"), format!("{t}-{i}").as_bytes()).unwrap();
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|h| h.join().unwrap());
+    assert_eq!(keys(store.as_ref()).len(), 200);
+    assert_eq!(store.get("t3/k49").unwrap().as_deref(), Some(&b"3-49"[..]));
+}
+
+fn capabilities(store: &dyn Store) {
+    let caps = store.capabilities();
+    assert!(caps.readable && caps.writable && caps.listable);
+    assert!(!store.kind().is_empty());
+}
+
+/// One line per backend: `name => expression creating an empty store`.
+macro_rules! conformance {
+    ($($backend:ident => $make:expr;)*) => {$(
+        mod $backend {
+            use super::*;
+            #[allow(unused_imports)]
+            use zarrdb::*;
+
+            fn fresh() -> (Arc<dyn Store>, Option<tempfile::TempDir>) {
+                #[allow(clippy::redundant_closure_call)]
+                ($make)()
+            }
+
+            #[test] fn get_set_overwrite() { let (s, _t) = fresh(); super::get_set_overwrite(s.as_ref()) }
+            #[test] fn large_value() { let (s, _t) = fresh(); super::large_value(s.as_ref()) }
+            #[test] fn invalid_keys() { let (s, _t) = fresh(); super::invalid_keys(s.as_ref()) }
+            #[test] fn partial_reads() { let (s, _t) = fresh(); super::partial_reads(s.as_ref()) }
+            #[test] fn partial_writes() { let (s, _t) = fresh(); super::partial_writes(s.as_ref()) }
+            #[test] fn erase_and_erase_values() { let (s, _t) = fresh(); super::erase_and_erase_values(s.as_ref()) }
+            #[test] fn erase_prefix() { let (s, _t) = fresh(); super::erase_prefix(s.as_ref()) }
+            #[test] fn listing() { let (s, _t) = fresh(); super::listing(s.as_ref()) }
+            #[test] fn many_chunks_listed_once() { let (s, _t) = fresh(); super::many_chunks_listed_once(s.as_ref()) }
+            #[test] fn concurrent_writers() { let (s, _t) = fresh(); super::concurrent_writers(s) }
+            #[test] fn capabilities() { let (s, _t) = fresh(); super::capabilities(s.as_ref()) }
+        }
+    )*};
+}
+
+conformance! {
+    memory => || (Arc::new(MemoryStore::new()) as Arc<dyn Store>, None);
+    directory => || {
+        let dir = tempfile::tempdir().unwrap();
+        (Arc::new(DirectoryStore::create(dir.path().join("store")).unwrap()) as Arc<dyn Store>, Some(dir))
+    };
+}
