@@ -45,7 +45,7 @@ enum Command {
         /// Array path inside the store.
         array: String,
         /// Region, one entry per dimension: `start:stop`, `:`, or an index; e.g. "0:10,5,:".
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         region: Option<String>,
         /// Print nested JSON lists.
         #[arg(long, conflicts_with = "raw")]
