@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, FillValue, Group, Store, WritableStore};
+use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, FillValue, Group, Store};
 
 fn zarrdb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
