@@ -196,7 +196,7 @@ impl ArrayMetadata {
             if names.len() != self.shape.len() {
                 return Err(invalid(
                     "dimension_names",
-                    format!("{} names for {} dimensions", names.len(), self.shape.len()),
+                    format!("expected {} names (one per dimension), found {}", self.shape.len(), names.len()),
                 ));
             }
         }
@@ -232,7 +232,7 @@ fn check_grid(shape: &[u64], chunk_shape: &[u64]) -> Result<(), MetadataError> {
     if chunk_shape.len() != shape.len() {
         return Err(invalid(
             field,
-            format!("{} chunk lengths for a {}-dimensional shape", chunk_shape.len(), shape.len()),
+            format!("expected {} chunk lengths (one per dimension of shape), found {}", shape.len(), chunk_shape.len()),
         ));
     }
     for (i, (&s, &c)) in shape.iter().zip(chunk_shape).enumerate() {
@@ -252,7 +252,7 @@ fn dimension_names(value: &Value, rank: usize) -> Result<Vec<Option<String>>, Me
     let field = "dimension_names";
     let items = value.as_array().ok_or_else(|| wrong_type(field, "a list of strings or nulls", value))?;
     if items.len() != rank {
-        return Err(invalid(field, format!("{} names for {rank} dimensions", items.len())));
+        return Err(invalid(field, format!("expected {rank} names (one per dimension), found {}", items.len())));
     }
     items
         .iter()

@@ -145,17 +145,17 @@ impl DataType {
             Value::Object(obj) => {
                 only_members(obj, &["name", "configuration"], FIELD)?;
                 let name = as_str(obj.get("name").unwrap_or(&Value::Null), "data_type.name")?;
-                if let Some(config) = obj.get("configuration") {
-                    if !as_object(config, "data_type.configuration")?.is_empty() {
-                        return Err(invalid(FIELD, format!("data type \"{name}\" takes no configuration")));
-                    }
-                }
                 if name != "bfloat16" {
                     return Err(MetadataError::Unsupported {
                         field: FIELD.into(),
                         kind: "data type",
                         name: name.into(),
                     });
+                }
+                if let Some(config) = obj.get("configuration") {
+                    if !as_object(config, "data_type.configuration")?.is_empty() {
+                        return Err(invalid(FIELD, format!("data type \"{name}\" takes no configuration")));
+                    }
                 }
                 name
             }
