@@ -139,6 +139,41 @@ pub enum CodecError {
         /// Why.
         reason: String,
     },
+    /// A checksum stored with the data does not match it.
+    #[error("codec \"{codec}\": checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    ChecksumMismatch {
+        /// The checksum codec.
+        codec: &'static str,
+        /// The checksum found in the data.
+        stored: u32,
+        /// The checksum of the data.
+        computed: u32,
+    },
+    /// The encoded bytes are not a valid stream or structure for this codec.
+    #[error("codec \"{codec}\": corrupt data: {reason}")]
+    Corrupt {
+        /// The codec.
+        codec: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Decoding would produce more bytes than any valid chunk can hold (a decompression bomb or
+    /// a corrupted stream); decoding stops at the limit.
+    #[error("codec \"{codec}\": decoded data exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// The codec.
+        codec: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// Encoding failed inside a codec library.
+    #[error("codec \"{codec}\": encoding failed: {reason}")]
+    Encode {
+        /// The codec.
+        codec: &'static str,
+        /// The library's reason.
+        reason: String,
+    },
     /// A stored chunk does not decode to the size its metadata promises.
     #[error("codec \"{codec}\": decoded {actual} bytes, expected {expected}")]
     SizeMismatch {

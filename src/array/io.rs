@@ -1,8 +1,39 @@
-//! Reading and writing n-d regions: split into chunks, decode/encode, copy boxes.
+//! Reading and writing n-d regions: split into chunks, decode/encode in parallel, copy boxes.
+//!
+//! Parallelism uses rayon's global pool (one thread per core), shared by every caller, so two
+//! large reads at once split the cores instead of oversubscribing them; codec libraries run
+//! single-threaded inside it.
+
+use rayon::prelude::*;
 
 use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, BoxIn};
 use super::{Array, Element};
+use crate::codec::Partial;
 use crate::error::{ArrayError, Error};
+use crate::store::ByteRange;
+
+/// Chunks decoded per parallel batch on reads: bounds the decoded chunks held at once (beyond the
+/// output buffer) to a few per core.
+const READ_BATCH_PER_THREAD: usize = 4;
+
+/// The part of one chunk a region touches.
+struct Part {
+    coords: Vec<u64>,
+    /// Lower corner in array coordinates.
+    lo: Vec<u64>,
+    /// Size of the intersection.
+    size: Vec<u64>,
+}
+
+/// What a read of one chunk produced.
+enum ReadPiece {
+    /// The whole decoded chunk.
+    Chunk(Vec<u8>),
+    /// Exactly the intersection box, C order.
+    Box(Vec<u8>),
+    /// Not stored: fill value.
+    Fill,
+}
 
 impl Array {
     /// Check a region against the array and return its size in bytes.
@@ -41,6 +72,35 @@ impl Array {
             .ok_or_else(|| ArrayError::TooLarge { array: array(), elements }.into())
     }
 
+    /// Every chunk the region touches, with the touched box.
+    fn parts(&self, offset: &[u64], shape: &[u64]) -> Vec<Part> {
+        let chunk_shape = self.chunk_shape();
+        let mut parts = Vec::new();
+        for_each_index(&chunk_ranges(offset, shape, chunk_shape), |coords| {
+            let mut lo = Vec::with_capacity(coords.len());
+            let mut size = Vec::with_capacity(coords.len());
+            for d in 0..coords.len() {
+                let origin = coords[d] * chunk_shape[d];
+                let start = origin.max(offset[d]);
+                let end = (origin + chunk_shape[d]).min(offset[d] + shape[d]);
+                lo.push(start);
+                size.push(end - start);
+            }
+            parts.push(Part { coords: coords.to_vec(), lo, size });
+        });
+        parts
+    }
+
+    /// Whether `part` covers the chunk's part inside the array (the rest of an edge chunk is
+    /// padding that holds the fill value).
+    fn covers(&self, part: &Part) -> bool {
+        let (chunk_shape, array_shape) = (self.chunk_shape(), self.shape());
+        (0..part.coords.len()).all(|d| {
+            let origin = part.coords[d] * chunk_shape[d];
+            part.lo[d] == origin && part.lo[d] + part.size[d] == (origin + chunk_shape[d]).min(array_shape[d])
+        })
+    }
+
     /// Read the region `offset..offset+shape` as C-order little-endian element bytes.
     /// Missing chunks read as the fill value.
     ///
@@ -55,35 +115,66 @@ impl Array {
     pub fn read_region_bytes(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
         let nbytes = self.check_region(offset, shape)?;
         let mut out = vec![0u8; nbytes];
-        let spec = self.chunk_spec();
-        let elem = spec.data_type.size();
+        let elem = self.data_type().size();
         let chunk_shape = self.chunk_shape();
-        let mut result = Ok(());
-        for_each_index(&chunk_ranges(offset, shape, chunk_shape), |coords| {
-            if result.is_err() {
-                return;
-            }
-            let (lo, size) = intersect(coords, chunk_shape, offset, shape);
-            let out_start: Vec<u64> = lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-            let dst = BoxIn { shape, start: &out_start };
-            result = (|| {
-                match self.read_chunk(coords)? {
-                    Some(chunk) => {
+        let batch = rayon::current_num_threads() * READ_BATCH_PER_THREAD;
+        for parts in self.parts(offset, shape).chunks(batch) {
+            let pieces: Vec<ReadPiece> = parts.par_iter().map(|p| self.read_piece(p)).collect::<Result<_, _>>()?;
+            for (part, piece) in parts.iter().zip(pieces) {
+                let out_start: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+                let dst = BoxIn { shape, start: &out_start };
+                match piece {
+                    ReadPiece::Chunk(chunk) => {
                         let in_chunk: Vec<u64> =
-                            lo.iter().zip(coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
-                        copy_box(&chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, &mut out, &dst, &size, elem);
+                            part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
+                        copy_box(
+                            &chunk,
+                            &BoxIn { shape: chunk_shape, start: &in_chunk },
+                            &mut out,
+                            &dst,
+                            &part.size,
+                            elem,
+                        );
                     }
-                    None => fill_box(&mut out, &dst, &size, spec.fill_value.as_le_bytes()),
+                    ReadPiece::Box(data) => {
+                        let zero = vec![0; part.size.len()];
+                        copy_box(&data, &BoxIn { shape: &part.size, start: &zero }, &mut out, &dst, &part.size, elem);
+                    }
+                    ReadPiece::Fill => fill_box(&mut out, &dst, &part.size, self.fill_value().as_le_bytes()),
                 }
-                Ok(())
-            })();
-        });
-        result.map(|()| out)
+            }
+        }
+        Ok(out)
+    }
+
+    /// Read what `part` needs of one chunk: only the touched inner chunks of a shard when the
+    /// region covers part of it, the whole chunk otherwise.
+    fn read_piece(&self, part: &Part) -> Result<ReadPiece, Error> {
+        if !self.covers(part) {
+            let key = self.chunk_key(&part.coords);
+            let in_chunk: Vec<u64> =
+                part.lo.iter().zip(&part.coords).zip(self.chunk_shape()).map(|((l, c), cs)| l - c * cs).collect();
+            let store = self.store.as_ref();
+            let mut fetch = |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, Error> {
+                let requests: Vec<(&str, ByteRange)> = ranges.iter().map(|r| (key.as_str(), *r)).collect();
+                let got = store.get_partial_values(&requests)?;
+                Ok(got.into_iter().collect::<Option<Vec<_>>>())
+            };
+            match self.chain().partial_decode(&mut fetch, &key, &in_chunk, &part.size)? {
+                Partial::Unsupported => {}
+                Partial::Absent => return Ok(ReadPiece::Fill),
+                Partial::Data(data) => return Ok(ReadPiece::Box(data)),
+            }
+        }
+        Ok(match self.read_chunk(&part.coords)? {
+            Some(chunk) => ReadPiece::Chunk(chunk),
+            None => ReadPiece::Fill,
+        })
     }
 
     /// Write the region `offset..offset+shape` from C-order little-endian element bytes.
     /// Chunks the region covers only in part are read, patched and rewritten; a chunk that ends up
-    /// holding only the fill value is erased instead of stored.
+    /// holding only the fill value is erased instead of stored. Chunks are encoded in parallel.
     pub fn write_region_bytes(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
@@ -94,56 +185,41 @@ impl Array {
             }
             .into());
         }
+        self.parts(offset, shape).par_iter().try_for_each(|part| self.write_part(part, offset, shape, bytes))
+    }
+
+    fn write_part(&self, part: &Part, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         let spec = self.chunk_spec();
         let elem = spec.data_type.size();
         let fill = spec.fill_value.as_le_bytes();
         let chunk_shape = self.chunk_shape();
-        let chunk_bytes = spec.num_bytes() as usize;
-        let array_shape = self.shape();
-        let mut result = Ok(());
-        for_each_index(&chunk_ranges(offset, shape, chunk_shape), |coords| {
-            if result.is_err() {
-                return;
+        let fresh = || {
+            let mut buf = vec![0u8; spec.num_bytes() as usize];
+            region::fill(&mut buf, fill);
+            buf
+        };
+        let mut chunk = if self.covers(part) {
+            if part.size == chunk_shape {
+                // Every byte is overwritten below: skip the fill.
+                vec![0u8; spec.num_bytes() as usize]
+            } else {
+                fresh()
             }
-            let (lo, size) = intersect(coords, chunk_shape, offset, shape);
-            // The region covers the chunk when it covers the chunk's part inside the array; the
-            // rest of an edge chunk is padding and holds the fill value.
-            let covers = (0..coords.len()).all(|d| {
-                let origin = coords[d] * chunk_shape[d];
-                lo[d] == origin && lo[d] + size[d] == (origin + chunk_shape[d]).min(array_shape[d])
-            });
-            result = (|| {
-                let mut chunk = if covers {
-                    let mut buf = vec![0u8; chunk_bytes];
-                    if size != chunk_shape {
-                        region::fill(&mut buf, fill);
-                    }
-                    buf
-                } else {
-                    match self.read_chunk(coords)? {
-                        Some(existing) => existing,
-                        None => {
-                            let mut buf = vec![0u8; chunk_bytes];
-                            region::fill(&mut buf, fill);
-                            buf
-                        }
-                    }
-                };
-                let in_chunk: Vec<u64> =
-                    lo.iter().zip(coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
-                let in_region: Vec<u64> = lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-                copy_box(
-                    bytes,
-                    &BoxIn { shape, start: &in_region },
-                    &mut chunk,
-                    &BoxIn { shape: chunk_shape, start: &in_chunk },
-                    &size,
-                    elem,
-                );
-                self.store_chunk(coords, chunk)
-            })();
-        });
-        result
+        } else {
+            self.read_chunk(&part.coords)?.unwrap_or_else(fresh)
+        };
+        let in_chunk: Vec<u64> =
+            part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
+        let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+        copy_box(
+            bytes,
+            &BoxIn { shape, start: &in_region },
+            &mut chunk,
+            &BoxIn { shape: chunk_shape, start: &in_chunk },
+            &part.size,
+            elem,
+        );
+        self.store_chunk(&part.coords, chunk)
     }
 
     /// Read a region into typed elements.
@@ -181,8 +257,7 @@ impl Array {
     pub(crate) fn read_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, Error> {
         let key = self.chunk_key(coords);
         let Some(encoded) = self.store.get(&key)? else { return Ok(None) };
-        let decoded =
-            self.chain().decode(encoded, &self.chunk_spec()).map_err(|source| Error::Codec { key, source })?;
+        let decoded = self.chain().decode(encoded).map_err(|source| Error::Codec { key, source })?;
         Ok(Some(decoded))
     }
 
@@ -193,25 +268,8 @@ impl Array {
             self.store.erase(&key)?;
             return Ok(());
         }
-        let encoded = self
-            .chain()
-            .encode(chunk, &self.chunk_spec())
-            .map_err(|source| Error::Codec { key: key.clone(), source })?;
+        let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.clone(), source })?;
         self.store.set(&key, &encoded)?;
         Ok(())
     }
-}
-
-/// The part of chunk `coords` inside the region: its lower corner (array coordinates) and size.
-fn intersect(coords: &[u64], chunk_shape: &[u64], offset: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
-    let mut lo = Vec::with_capacity(coords.len());
-    let mut size = Vec::with_capacity(coords.len());
-    for d in 0..coords.len() {
-        let origin = coords[d] * chunk_shape[d];
-        let start = origin.max(offset[d]);
-        let end = (origin + chunk_shape[d]).min(offset[d] + shape[d]);
-        lo.push(start);
-        size.push(end - start);
-    }
-    (lo, size)
 }

@@ -44,7 +44,7 @@ impl Array {
         path: NodePath,
         metadata: ArrayMetadata,
     ) -> Result<Array, Error> {
-        let chain = CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
+        let chain = CodecChain::from_metadata(&metadata.codecs, &chunk_spec(&metadata))
             .map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
         let prefix = path.key_prefix();
         Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix })
@@ -127,11 +127,7 @@ impl Array {
 
     /// The decoded representation of every chunk: edge chunks are stored at full size too.
     pub(crate) fn chunk_spec(&self) -> ChunkSpec {
-        ChunkSpec {
-            shape: self.metadata.chunk_shape.clone(),
-            data_type: self.metadata.data_type,
-            fill_value: self.metadata.fill_value.clone(),
-        }
+        chunk_spec(&self.metadata)
     }
 
     pub(crate) fn chain(&self) -> &CodecChain {
@@ -153,5 +149,14 @@ impl Array {
             }
         }
         Ok(out)
+    }
+}
+
+/// The decoded representation of every chunk of an array with this metadata.
+pub(crate) fn chunk_spec(metadata: &ArrayMetadata) -> ChunkSpec {
+    ChunkSpec {
+        shape: metadata.chunk_shape.clone(),
+        data_type: metadata.data_type,
+        fill_value: metadata.fill_value.clone(),
     }
 }

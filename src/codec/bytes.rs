@@ -81,6 +81,14 @@ impl ArrayToBytes for BytesCodec {
         Ok(encoded)
     }
 
+    fn max_encoded_size(&self, spec: &ChunkSpec) -> u64 {
+        spec.num_bytes()
+    }
+
+    fn fixed_encoded_size(&self, spec: &ChunkSpec) -> Option<u64> {
+        Some(spec.num_bytes())
+    }
+
     fn to_metadata(&self) -> NamedConfig {
         let mut config = Map::new();
         match self.endian {

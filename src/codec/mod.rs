@@ -1,13 +1,25 @@
-//! Codecs and the codec chain (spec "Chunk encoding").
+//! Codecs and the codec chain (spec "Chunk encoding"), one file per codec.
 //!
 //! A chain is zero or more array -> array codecs, exactly one array -> bytes codec, and zero or
 //! more bytes -> bytes codecs. Decoded chunks are C-order little-endian element bytes: the same
 //! layout as zarrdb's raw region API, so the common `bytes`(little) codec is a plain copy.
+//!
+//! Hostile input: every stage knows an upper bound of its output size (`max_encoded_size`), so a
+//! decompressor is never allowed to produce more than the next stage can legitimately consume, and
+//! the final decoded chunk must have exactly the expected size.
 
+mod blosc;
 mod bytes;
+mod config;
+mod crc32c;
+mod gzip;
+mod sharding;
+mod transpose;
+mod zstd;
 
-use crate::error::CodecError;
+use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
+use crate::store::ByteRange;
 
 /// What a codec receives or produces when it works on arrays.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,62 +39,209 @@ impl ChunkSpec {
     }
 }
 
-/// A codec that turns an array into bytes (exactly one per chain).
+/// Array -> array (e.g. transpose).
+pub(crate) trait ArrayToArray: Send + Sync + std::fmt::Debug {
+    fn encoded_spec(&self, decoded: &ChunkSpec) -> ChunkSpec;
+    fn encode(&self, decoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    fn decode(&self, encoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    fn to_metadata(&self) -> NamedConfig;
+}
+
+/// Array -> bytes (exactly one per chain).
 pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
     /// Must return exactly `spec.num_bytes()` bytes or an error.
     fn decode(&self, encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    /// The largest encoded size any valid chunk of `spec` can have.
+    fn max_encoded_size(&self, spec: &ChunkSpec) -> u64;
+    /// The encoded size when it does not depend on the values (needed for shard indexes).
+    fn fixed_encoded_size(&self, spec: &ChunkSpec) -> Option<u64>;
+    fn to_metadata(&self) -> NamedConfig;
+    /// Decode only the box `offset..offset+shape` of the chunk, fetching byte ranges of the stored
+    /// value through `fetch`; `None` when the value is absent. Codecs that cannot do better than
+    /// a whole read return `Ok(Partial::Unsupported)`.
+    fn partial_decode(
+        &self,
+        _fetch: &mut Fetch<'_>,
+        _key: &str,
+        _spec: &ChunkSpec,
+        _offset: &[u64],
+        _shape: &[u64],
+    ) -> Result<Partial, Error> {
+        Ok(Partial::Unsupported)
+    }
+}
+
+/// Fetches byte ranges of one stored value: one result per range, `None` when the value is absent.
+pub(crate) type Fetch<'a> = dyn FnMut(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, Error> + 'a;
+
+/// The outcome of a partial decode.
+pub(crate) enum Partial {
+    /// The codec cannot read part of a value; read it whole.
+    Unsupported,
+    /// The value is absent.
+    Absent,
+    /// The box's elements, C order.
+    Data(Vec<u8>),
+}
+
+/// Bytes -> bytes (compressors, checksums).
+pub(crate) trait BytesToBytes: Send + Sync + std::fmt::Debug {
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError>;
+    /// Decode; producing more than `max_decoded` bytes is an error, never an allocation.
+    fn decode(&self, encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
+    fn max_encoded_size(&self, decoded: u64) -> u64;
+    fn fixed_encoded_size(&self, decoded: u64) -> Option<u64>;
     fn to_metadata(&self) -> NamedConfig;
 }
 
-/// The parsed, validated codec list of an array.
+/// The parsed, validated codec list of an array (or of a shard's inner chunks or index).
 #[derive(Debug)]
 pub(crate) struct CodecChain {
+    array_to_array: Vec<Box<dyn ArrayToArray>>,
     array_to_bytes: Box<dyn ArrayToBytes>,
+    bytes_to_bytes: Vec<Box<dyn BytesToBytes>>,
+    /// The decoded spec each stage receives: specs[0] is the chunk, specs[i+1] the output of
+    /// array->array codec i; the last is what the array->bytes codec sees.
+    specs: Vec<ChunkSpec>,
 }
 
 impl CodecChain {
-    /// Build the chain from the metadata's `codecs`, refusing unknown names and invalid chains
-    /// before any data is written.
-    pub fn from_metadata(codecs: &[NamedConfig], data_type: DataType) -> Result<CodecChain, CodecError> {
+    /// Build the chain from `codecs` for chunks of `spec`, refusing unknown names and invalid
+    /// chains before any data is written.
+    pub fn from_metadata(codecs: &[NamedConfig], spec: &ChunkSpec) -> Result<CodecChain, CodecError> {
+        let mut array_to_array: Vec<Box<dyn ArrayToArray>> = Vec::new();
         let mut array_to_bytes: Option<Box<dyn ArrayToBytes>> = None;
+        let mut bytes_to_bytes: Vec<Box<dyn BytesToBytes>> = Vec::new();
+        let mut specs = vec![spec.clone()];
+        let order_error = |name: &str, kind: &str| CodecError::InvalidChain {
+            reason: format!("{kind} codec \"{name}\" cannot follow the array -> bytes codec"),
+        };
         for codec in codecs {
+            let current = specs.last().expect("specs starts non-empty").clone();
             match codec.name.as_str() {
-                "bytes" => {
+                "transpose" => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error(&codec.name, "array -> array"));
+                    }
+                    let t = transpose::Transpose::from_metadata(codec, &current)?;
+                    specs.push(t.encoded_spec(&current));
+                    array_to_array.push(Box::new(t));
+                }
+                "bytes" | "sharding_indexed" => {
                     if array_to_bytes.is_some() {
                         return Err(CodecError::InvalidChain { reason: "more than one array -> bytes codec".into() });
                     }
-                    array_to_bytes = Some(Box::new(bytes::BytesCodec::from_metadata(codec, data_type)?));
+                    array_to_bytes = Some(if codec.name == "bytes" {
+                        Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type)?)
+                    } else {
+                        Box::new(sharding::Sharding::from_metadata(codec, &current)?)
+                    });
+                }
+                "gzip" | "zstd" | "blosc" | "crc32c" => {
+                    if array_to_bytes.is_none() {
+                        return Err(CodecError::InvalidChain {
+                            reason: format!(
+                                "bytes -> bytes codec \"{}\" comes before the array -> bytes codec",
+                                codec.name
+                            ),
+                        });
+                    }
+                    bytes_to_bytes.push(match codec.name.as_str() {
+                        "gzip" => Box::new(gzip::Gzip::from_metadata(codec)?),
+                        "zstd" => Box::new(zstd::Zstd::from_metadata(codec)?),
+                        "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type)?),
+                        _ => Box::new(crc32c::Crc32c::from_metadata(codec)?),
+                    });
                 }
                 name => return Err(CodecError::UnknownCodec { name: name.to_owned() }),
             }
         }
         let array_to_bytes =
             array_to_bytes.ok_or_else(|| CodecError::InvalidChain { reason: "no array -> bytes codec".into() })?;
-        Ok(CodecChain { array_to_bytes })
+        Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs })
+    }
+
+    fn bytes_spec(&self) -> &ChunkSpec {
+        self.specs.last().expect("specs is never empty")
+    }
+
+    /// Upper bounds of the byte sizes between bytes stages: `[a2b output, after b2b 0, ...]`.
+    fn byte_bounds(&self) -> Vec<u64> {
+        let mut bounds = vec![self.array_to_bytes.max_encoded_size(self.bytes_spec())];
+        for codec in &self.bytes_to_bytes {
+            let last = *bounds.last().expect("non-empty");
+            bounds.push(codec.max_encoded_size(last));
+        }
+        bounds
+    }
+
+    /// The encoded size of every chunk when it does not depend on the values.
+    pub fn fixed_encoded_size(&self) -> Option<u64> {
+        let mut size = self.array_to_bytes.fixed_encoded_size(self.bytes_spec())?;
+        for codec in &self.bytes_to_bytes {
+            size = codec.fixed_encoded_size(size)?;
+        }
+        Some(size)
+    }
+
+    /// The largest encoded size of any chunk.
+    pub fn max_encoded_size(&self) -> u64 {
+        *self.byte_bounds().last().expect("non-empty")
     }
 
     /// Encode one decoded chunk (C-order little-endian element bytes).
-    pub fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
-        debug_assert_eq!(decoded.len() as u64, spec.num_bytes());
-        self.array_to_bytes.encode(decoded, spec)
+    pub fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        debug_assert_eq!(decoded.len() as u64, self.specs[0].num_bytes());
+        let mut data = decoded;
+        for (codec, spec) in self.array_to_array.iter().zip(&self.specs) {
+            data = codec.encode(data, spec)?;
+        }
+        data = self.array_to_bytes.encode(data, self.bytes_spec())?;
+        for codec in &self.bytes_to_bytes {
+            data = codec.encode(data)?;
+        }
+        Ok(data)
     }
 
     /// Decode one stored chunk; the result has exactly the chunk's size.
-    pub fn decode(&self, encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
-        let decoded = self.array_to_bytes.decode(encoded, spec)?;
-        if decoded.len() as u64 != spec.num_bytes() {
-            return Err(CodecError::SizeMismatch {
-                codec: "chain",
-                expected: spec.num_bytes(),
-                actual: decoded.len() as u64,
-            });
+    pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        let bounds = self.byte_bounds();
+        let mut data = encoded;
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
+            data = codec.decode(data, bounds[i])?;
         }
-        Ok(decoded)
+        data = self.array_to_bytes.decode(data, self.bytes_spec())?;
+        for (codec, spec) in self.array_to_array.iter().zip(&self.specs).rev() {
+            data = codec.decode(data, spec)?;
+        }
+        let expected = self.specs[0].num_bytes();
+        if data.len() as u64 != expected {
+            return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+        }
+        Ok(data)
+    }
+
+    /// Decode the box `offset..offset+shape` of a stored chunk, fetching only the bytes needed
+    /// where the chain allows (a lone sharding codec); `Unsupported` otherwise.
+    pub fn partial_decode(
+        &self,
+        fetch: &mut Fetch<'_>,
+        key: &str,
+        offset: &[u64],
+        shape: &[u64],
+    ) -> Result<Partial, Error> {
+        if !self.array_to_array.is_empty() || !self.bytes_to_bytes.is_empty() {
+            return Ok(Partial::Unsupported);
+        }
+        self.array_to_bytes.partial_decode(fetch, key, self.bytes_spec(), offset, shape)
     }
 
     /// The chain as metadata, in canonical form (e.g. the short form `"bytes"` becomes an object).
     pub fn to_metadata(&self) -> Vec<NamedConfig> {
-        vec![self.array_to_bytes.to_metadata()]
+        let mut out: Vec<NamedConfig> = self.array_to_array.iter().map(|c| c.to_metadata()).collect();
+        out.push(self.array_to_bytes.to_metadata());
+        out.extend(self.bytes_to_bytes.iter().map(|c| c.to_metadata()));
+        out
     }
 }

@@ -32,7 +32,7 @@ impl Array {
         let key = path.metadata_key();
         metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
         // Refuse unknown codecs before anything is written, and write the chain in canonical form.
-        let chain = CodecChain::from_metadata(&metadata.codecs, metadata.data_type)
+        let chain = CodecChain::from_metadata(&metadata.codecs, &crate::array::chunk_spec(&metadata))
             .map_err(|source| Error::Codec { key: key.clone(), source })?;
         metadata.codecs = chain.to_metadata();
         prepare(store.as_ref(), &path, true)?;

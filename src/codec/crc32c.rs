@@ -1,0 +1,55 @@
+//! `crc32c`: appends the CRC-32C (Castagnoli) of the data as 4 little-endian bytes.
+
+use super::config::Config;
+use super::BytesToBytes;
+use crate::error::CodecError;
+use crate::metadata::NamedConfig;
+
+#[derive(Debug)]
+pub(crate) struct Crc32c;
+
+impl Crc32c {
+    pub fn from_metadata(meta: &NamedConfig) -> Result<Crc32c, CodecError> {
+        Config::new("crc32c", meta, &[])?;
+        Ok(Crc32c)
+    }
+}
+
+impl BytesToBytes for Crc32c {
+    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        let sum = crc32c::crc32c(&decoded);
+        decoded.extend_from_slice(&sum.to_le_bytes());
+        Ok(decoded)
+    }
+
+    fn decode(&self, mut encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
+        let Some(body_len) = encoded.len().checked_sub(4) else {
+            return Err(CodecError::Corrupt {
+                codec: "crc32c",
+                reason: format!("{} bytes cannot hold a checksum", encoded.len()),
+            });
+        };
+        if body_len as u64 > max_decoded {
+            return Err(CodecError::TooLarge { codec: "crc32c", limit: max_decoded });
+        }
+        let stored = u32::from_le_bytes(encoded[body_len..].try_into().expect("4 bytes"));
+        encoded.truncate(body_len);
+        let computed = crc32c::crc32c(&encoded);
+        if stored != computed {
+            return Err(CodecError::ChecksumMismatch { codec: "crc32c", stored, computed });
+        }
+        Ok(encoded)
+    }
+
+    fn max_encoded_size(&self, decoded: u64) -> u64 {
+        decoded + 4
+    }
+
+    fn fixed_encoded_size(&self, decoded: u64) -> Option<u64> {
+        Some(decoded + 4)
+    }
+
+    fn to_metadata(&self) -> NamedConfig {
+        NamedConfig::new("crc32c")
+    }
+}

@@ -1,0 +1,339 @@
+//! `sharding_indexed`: a shard holds inner chunks, each encoded by its own chain, plus an index of
+//! `(offset, nbytes)` pairs (little-endian uint64, C order over the inner chunk grid) at the start
+//! or the end. Absent inner chunks have offset = nbytes = 2^64 - 1.
+//!
+//! Hostile input: the index is checked before any inner chunk is touched: every range must lie
+//! inside the shard, outside the index, and not overlap another, and no inner chunk may be larger
+//! than its chain can produce.
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::config::{map, Config};
+use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
+use crate::array::region::{chunk_ranges, copy_box, fill, for_each_index, is_all, BoxIn};
+use crate::error::{CodecError, Error};
+use crate::metadata::{DataType, FillValue, NamedConfig};
+use crate::store::ByteRange;
+
+const ABSENT: u64 = u64::MAX;
+
+#[derive(Debug)]
+pub(crate) struct Sharding {
+    inner_shape: Vec<u64>,
+    chunks_per_shard: Vec<u64>,
+    inner: CodecChain,
+    index: CodecChain,
+    index_at_start: bool,
+    index_size: u64,
+}
+
+fn corrupt(reason: impl Into<String>) -> CodecError {
+    CodecError::Corrupt { codec: "sharding_indexed", reason: reason.into() }
+}
+
+fn chain_list(config: &Config<'_>, field: &str) -> Result<Vec<NamedConfig>, CodecError> {
+    let value = config.required(field)?;
+    NamedConfig::list_from_json(value, field, true).map_err(|e| config.error(field, e.to_string()))
+}
+
+impl Sharding {
+    pub fn from_metadata(meta: &NamedConfig, shard: &ChunkSpec) -> Result<Sharding, CodecError> {
+        let config =
+            Config::new("sharding_indexed", meta, &["chunk_shape", "codecs", "index_codecs", "index_location"])?;
+        let inner_shape: Vec<u64> = match config.required("chunk_shape")? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_u64()
+                        .filter(|&c| c > 0)
+                        .ok_or_else(|| config.error("chunk_shape", format!("{v} is not a positive integer")))
+                })
+                .collect::<Result<_, _>>()?,
+            other => return Err(config.error("chunk_shape", format!("expected a list, found {other}"))),
+        };
+        if inner_shape.len() != shard.shape.len() {
+            return Err(config.error(
+                "chunk_shape",
+                format!("{} lengths for {}-dimensional shards", inner_shape.len(), shard.shape.len()),
+            ));
+        }
+        if let Some(d) = (0..inner_shape.len()).find(|&d| shard.shape[d] % inner_shape[d] != 0) {
+            return Err(config.error(
+                "chunk_shape",
+                format!(
+                    "inner chunk length {} does not divide the shard length {} on dimension {d}",
+                    inner_shape[d], shard.shape[d]
+                ),
+            ));
+        }
+        let chunks_per_shard: Vec<u64> = shard.shape.iter().zip(&inner_shape).map(|(s, c)| s / c).collect();
+        let inner_spec = ChunkSpec { shape: inner_shape.clone(), ..shard.clone() };
+        let inner = CodecChain::from_metadata(&chain_list(&config, "codecs")?, &inner_spec)?;
+        let index_spec = index_spec(&chunks_per_shard);
+        let index = CodecChain::from_metadata(&chain_list(&config, "index_codecs")?, &index_spec)?;
+        let index_size = index.fixed_encoded_size().ok_or_else(|| {
+            config.error("index_codecs", "the index codecs must produce a fixed size (e.g. bytes + crc32c)")
+        })?;
+        let index_at_start = match config.string("index_location")? {
+            None | Some("end") => false,
+            Some("start") => true,
+            Some(other) => {
+                return Err(config.error("index_location", format!("must be \"start\" or \"end\", found \"{other}\"")))
+            }
+        };
+        Ok(Sharding { inner_shape, chunks_per_shard, inner, index, index_at_start, index_size })
+    }
+
+    fn num_inner(&self) -> usize {
+        self.chunks_per_shard.iter().product::<u64>() as usize
+    }
+
+    fn index_range(&self, shard_len: u64) -> std::ops::Range<u64> {
+        if self.index_at_start {
+            0..self.index_size
+        } else {
+            shard_len - self.index_size..shard_len
+        }
+    }
+
+    /// Decode and check an encoded index: `None` for absent inner chunks, `Some(range)` otherwise.
+    /// `shard_len` is the stored value's length when known (whole reads), for range checks.
+    fn parse_index(&self, encoded: Vec<u8>, shard_len: Option<u64>) -> Result<Vec<Option<(u64, u64)>>, CodecError> {
+        let decoded = self.index.decode(encoded)?;
+        let max_inner = self.inner.max_encoded_size();
+        let mut entries = Vec::with_capacity(self.num_inner());
+        for pair in decoded.chunks_exact(16) {
+            let offset = u64::from_le_bytes(pair[..8].try_into().expect("8 bytes"));
+            let nbytes = u64::from_le_bytes(pair[8..].try_into().expect("8 bytes"));
+            if offset == ABSENT && nbytes == ABSENT {
+                entries.push(None);
+                continue;
+            }
+            let end = offset
+                .checked_add(nbytes)
+                .ok_or_else(|| corrupt(format!("index entry {offset}+{nbytes} overflows")))?;
+            if nbytes > max_inner {
+                return Err(corrupt(format!(
+                    "inner chunk of {nbytes} bytes exceeds the largest valid size {max_inner}"
+                )));
+            }
+            if let Some(len) = shard_len {
+                let index = self.index_range(len);
+                if end > len || (offset < index.end && end > index.start) {
+                    return Err(corrupt(format!(
+                        "index entry {offset}..{end} lies outside the data of a {len}-byte shard"
+                    )));
+                }
+            }
+            entries.push(Some((offset, nbytes)));
+        }
+        let mut ranges: Vec<(u64, u64)> = entries.iter().flatten().map(|&(o, n)| (o, o + n)).collect();
+        ranges.sort_unstable();
+        if ranges.windows(2).any(|w| w[1].0 < w[0].1) {
+            return Err(corrupt("index entries overlap"));
+        }
+        Ok(entries)
+    }
+
+    fn inner_coords(&self) -> Vec<Vec<u64>> {
+        let ranges: Vec<_> = self.chunks_per_shard.iter().map(|&n| 0..n).collect();
+        let mut out = Vec::with_capacity(self.num_inner());
+        for_each_index(&ranges, |c| out.push(c.to_vec()));
+        out
+    }
+
+    fn inner_start(&self, coords: &[u64]) -> Vec<u64> {
+        coords.iter().zip(&self.inner_shape).map(|(c, s)| c * s).collect()
+    }
+}
+
+fn index_spec(chunks_per_shard: &[u64]) -> ChunkSpec {
+    let mut shape = chunks_per_shard.to_vec();
+    shape.push(2);
+    ChunkSpec {
+        shape,
+        data_type: DataType::UInt64,
+        fill_value: FillValue::from_le_bytes(ABSENT.to_le_bytes().to_vec()),
+    }
+}
+
+impl ArrayToBytes for Sharding {
+    fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+        let elem = spec.data_type.size();
+        let inner_bytes = self.inner_shape.iter().product::<u64>() as usize * elem;
+        let fill_value = spec.fill_value.as_le_bytes();
+        let encoded: Vec<Option<Vec<u8>>> = self
+            .inner_coords()
+            .par_iter()
+            .map(|coords| {
+                let mut buf = vec![0u8; inner_bytes];
+                let start = self.inner_start(coords);
+                let zero = vec![0; coords.len()];
+                copy_box(
+                    &decoded,
+                    &BoxIn { shape: &spec.shape, start: &start },
+                    &mut buf,
+                    &BoxIn { shape: &self.inner_shape, start: &zero },
+                    &self.inner_shape,
+                    elem,
+                );
+                // All-fill inner chunks are not stored, as all-fill chunks are not.
+                if is_all(&buf, fill_value) {
+                    Ok(None)
+                } else {
+                    self.inner.encode(buf).map(Some)
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
+        let mut out = Vec::with_capacity(data_len + self.index_size as usize);
+        let mut offset = if self.index_at_start { self.index_size } else { 0 };
+        if self.index_at_start {
+            out.resize(self.index_size as usize, 0);
+        }
+        let mut index = Vec::with_capacity(encoded.len() * 16);
+        for chunk in &encoded {
+            let (o, n) = match chunk {
+                Some(bytes) => {
+                    out.extend_from_slice(bytes);
+                    let entry = (offset, bytes.len() as u64);
+                    offset += bytes.len() as u64;
+                    entry
+                }
+                None => (ABSENT, ABSENT),
+            };
+            index.extend_from_slice(&o.to_le_bytes());
+            index.extend_from_slice(&n.to_le_bytes());
+        }
+        let index = self.index.encode(index)?;
+        debug_assert_eq!(index.len() as u64, self.index_size);
+        if self.index_at_start {
+            out[..index.len()].copy_from_slice(&index);
+        } else {
+            out.extend_from_slice(&index);
+        }
+        Ok(out)
+    }
+
+    fn decode(&self, encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+        let len = encoded.len() as u64;
+        if len < self.index_size {
+            return Err(corrupt(format!("a {len}-byte shard cannot hold its {}-byte index", self.index_size)));
+        }
+        let range = self.index_range(len);
+        let entries = self.parse_index(encoded[range.start as usize..range.end as usize].to_vec(), Some(len))?;
+        let elem = spec.data_type.size();
+        let mut shard = vec![0u8; spec.num_bytes() as usize];
+        if entries.iter().any(Option::is_none) {
+            fill(&mut shard, spec.fill_value.as_le_bytes());
+        }
+        let coords = self.inner_coords();
+        let decoded: Vec<(usize, Vec<u8>)> = entries
+            .par_iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.map(|(o, n)| (i, o, n)))
+            .map(|(i, o, n)| self.inner.decode(encoded[o as usize..(o + n) as usize].to_vec()).map(|d| (i, d)))
+            .collect::<Result<_, _>>()?;
+        let zero = vec![0; spec.shape.len()];
+        for (i, chunk) in decoded {
+            let start = self.inner_start(&coords[i]);
+            copy_box(
+                &chunk,
+                &BoxIn { shape: &self.inner_shape, start: &zero },
+                &mut shard,
+                &BoxIn { shape: &spec.shape, start: &start },
+                &self.inner_shape,
+                elem,
+            );
+        }
+        Ok(shard)
+    }
+
+    fn max_encoded_size(&self, _spec: &ChunkSpec) -> u64 {
+        self.inner.max_encoded_size().saturating_mul(self.num_inner() as u64).saturating_add(self.index_size)
+    }
+
+    fn fixed_encoded_size(&self, _spec: &ChunkSpec) -> Option<u64> {
+        None
+    }
+
+    fn to_metadata(&self) -> NamedConfig {
+        let chain = |c: &CodecChain| Value::Array(c.to_metadata().iter().map(NamedConfig::to_json).collect());
+        NamedConfig::with_configuration(
+            "sharding_indexed",
+            map([
+                ("chunk_shape", self.inner_shape.clone().into()),
+                ("codecs", chain(&self.inner)),
+                ("index_codecs", chain(&self.index)),
+                ("index_location", if self.index_at_start { "start" } else { "end" }.into()),
+            ]),
+        )
+    }
+
+    fn partial_decode(
+        &self,
+        fetch: &mut Fetch<'_>,
+        key: &str,
+        spec: &ChunkSpec,
+        offset: &[u64],
+        shape: &[u64],
+    ) -> Result<Partial, Error> {
+        let codec_err = |source: CodecError| Error::Codec { key: key.to_owned(), source };
+        let index_range = if self.index_at_start {
+            ByteRange::FromStart { offset: 0, length: Some(self.index_size) }
+        } else {
+            ByteRange::Suffix(self.index_size)
+        };
+        let Some(mut parts) = fetch(&[index_range])? else { return Ok(Partial::Absent) };
+        let entries = self.parse_index(parts.remove(0), None).map_err(codec_err)?;
+        let needed_ranges = chunk_ranges(offset, shape, &self.inner_shape);
+        let mut needed = Vec::new();
+        for_each_index(&needed_ranges, |c| needed.push(c.to_vec()));
+        let linear = |c: &[u64]| c.iter().zip(&self.chunks_per_shard).fold(0u64, |acc, (i, n)| acc * n + i) as usize;
+        let requests: Vec<ByteRange> = needed
+            .iter()
+            .filter_map(|c| entries[linear(c)].map(|(o, n)| ByteRange::FromStart { offset: o, length: Some(n) }))
+            .collect();
+        let mut fetched = if requests.is_empty() {
+            Vec::new()
+        } else {
+            match fetch(&requests)? {
+                Some(parts) => parts,
+                None => return Ok(Partial::Absent),
+            }
+        }
+        .into_iter();
+        let elem = spec.data_type.size();
+        let out_len = shape.iter().product::<u64>() as usize * elem;
+        let mut out = vec![0u8; out_len];
+        for coords in &needed {
+            let origin = self.inner_start(coords);
+            let lo: Vec<u64> = (0..coords.len()).map(|d| origin[d].max(offset[d])).collect();
+            let size: Vec<u64> = (0..coords.len())
+                .map(|d| (origin[d] + self.inner_shape[d]).min(offset[d] + shape[d]) - lo[d])
+                .collect();
+            let in_out: Vec<u64> = lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+            let dst = BoxIn { shape, start: &in_out };
+            match entries[linear(coords)] {
+                None => crate::array::region::fill_box(&mut out, &dst, &size, spec.fill_value.as_le_bytes()),
+                Some(_) => {
+                    let bytes = fetched
+                        .next()
+                        .ok_or_else(|| codec_err(corrupt("the store returned fewer ranges than requested")))?;
+                    let chunk = self.inner.decode(bytes).map_err(codec_err)?;
+                    let in_chunk: Vec<u64> = lo.iter().zip(&origin).map(|(l, o)| l - o).collect();
+                    copy_box(
+                        &chunk,
+                        &BoxIn { shape: &self.inner_shape, start: &in_chunk },
+                        &mut out,
+                        &dst,
+                        &size,
+                        elem,
+                    );
+                }
+            }
+        }
+        Ok(Partial::Data(out))
+    }
+}
