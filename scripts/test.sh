@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The project's one test command: `scripts/test.sh [cargo test args...]`, from any directory.
+#
+# The interop tests (tests/interop.rs) need zarr-python and tensorstore to write and read
+# fixtures, so this first makes sure .venv at the repository root holds exactly the pinned
+# tests/interop/requirements.txt, then runs every cargo test target with ZARRDB_PYTHON pointing
+# at that venv's python. Needs only python3 (with venv) and cargo on the machine.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+requirements="$repo/tests/interop/requirements.txt"
+venv="$repo/.venv"
+stamp="$venv/.requirements.sha256"
+
+# The stamp holds the hash of the requirements the venv was last installed from: a venv that is
+# missing, broken (no python), or installed from other requirements is rebuilt from scratch, so a
+# removed or downgraded pin cannot linger.
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+have="$(cat "$stamp" 2>/dev/null || true)"
+if [[ ! -x "$venv/bin/python" || "$have" != "$want" ]]; then
+    echo "scripts/test.sh: installing $requirements into $venv" >&2
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+    # Written last: an interrupted install leaves no stamp and is redone next time.
+    echo "$want" >"$stamp"
+fi
+
+export ZARRDB_PYTHON="$venv/bin/python"
+# --all-targets covers the library, binary, integration tests and benches (smoke mode) but not
+# doc tests, so the rustdoc examples run in a second step.
+cargo test --all-targets "$@"
+cargo test --doc "$@"
