@@ -28,7 +28,7 @@ mod hierarchy;
 mod metadata;
 mod store;
 
-pub use array::{Array, Element};
+pub use array::{Array, CheckReport, Element};
 pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, StoreError};
 pub use hierarchy::{Group, Node, NodePath};
 pub use metadata::{

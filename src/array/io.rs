@@ -115,36 +115,87 @@ impl Array {
     pub fn read_region_bytes(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
         let nbytes = self.check_region(offset, shape)?;
         let mut out = vec![0u8; nbytes];
+        let parts = self.parts(offset, shape);
+        if shape.is_empty() {
+            // 0-d: one element, one chunk.
+            return self.read_into(&parts, &mut out, offset, shape, 0).map(|()| out);
+        }
+        // Chunks in one row along dimension 0 write one contiguous slab of the output, so the
+        // output splits into disjoint slabs that tasks fill in parallel without sharing; each task
+        // holds at most one decoded chunk at a time.
+        let row_bytes = shape[1..].iter().product::<u64>() as usize * self.data_type().size();
+        let mut rows: Vec<(u64, &[Part])> = Vec::new();
+        let mut rest = &parts[..];
+        while let Some(first) = rest.first() {
+            let n = rest.iter().take_while(|p| p.coords[0] == first.coords[0]).count();
+            rows.push((first.lo[0], &rest[..n]));
+            rest = &rest[n..];
+        }
+        let mut slabs = Vec::with_capacity(rows.len());
+        let mut remaining = &mut out[..];
+        for (lo, row) in &rows {
+            let (slab, tail) = remaining.split_at_mut(row[0].size[0] as usize * row_bytes);
+            slabs.push((*lo, *row, slab));
+            remaining = tail;
+        }
+        let wide = slabs.len() < rayon::current_num_threads();
+        slabs.into_par_iter().try_for_each(|(lo, row, slab)| {
+            let mut slab_shape = shape.to_vec();
+            slab_shape[0] = row[0].size[0];
+            if wide {
+                // Few rows: parallelise across the chunks of a row instead.
+                let batch = rayon::current_num_threads() * READ_BATCH_PER_THREAD;
+                row.chunks(batch).try_for_each(|batch| {
+                    let pieces: Vec<ReadPiece> =
+                        batch.par_iter().map(|p| self.read_piece(p)).collect::<Result<_, _>>()?;
+                    for (part, piece) in batch.iter().zip(pieces) {
+                        self.place(part, piece, slab, offset, &slab_shape, lo);
+                    }
+                    Ok(())
+                })
+            } else {
+                self.read_into(row, slab, offset, &slab_shape, lo)
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Read `parts` one by one into `dst`, a buffer of `dst_shape` whose first row is array row
+    /// `row0`.
+    fn read_into(
+        &self,
+        parts: &[Part],
+        dst: &mut [u8],
+        offset: &[u64],
+        dst_shape: &[u64],
+        row0: u64,
+    ) -> Result<(), Error> {
+        for part in parts {
+            let piece = self.read_piece(part)?;
+            self.place(part, piece, dst, offset, dst_shape, row0);
+        }
+        Ok(())
+    }
+
+    /// Copy one read piece into its box of `dst` (a buffer of `dst_shape` starting at array row
+    /// `row0` and at `offset` in the other dimensions).
+    fn place(&self, part: &Part, piece: ReadPiece, dst: &mut [u8], offset: &[u64], dst_shape: &[u64], row0: u64) {
         let elem = self.data_type().size();
         let chunk_shape = self.chunk_shape();
-        let batch = rayon::current_num_threads() * READ_BATCH_PER_THREAD;
-        for parts in self.parts(offset, shape).chunks(batch) {
-            let pieces: Vec<ReadPiece> = parts.par_iter().map(|p| self.read_piece(p)).collect::<Result<_, _>>()?;
-            for (part, piece) in parts.iter().zip(pieces) {
-                let out_start: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-                let dst = BoxIn { shape, start: &out_start };
-                match piece {
-                    ReadPiece::Chunk(chunk) => {
-                        let in_chunk: Vec<u64> =
-                            part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
-                        copy_box(
-                            &chunk,
-                            &BoxIn { shape: chunk_shape, start: &in_chunk },
-                            &mut out,
-                            &dst,
-                            &part.size,
-                            elem,
-                        );
-                    }
-                    ReadPiece::Box(data) => {
-                        let zero = vec![0; part.size.len()];
-                        copy_box(&data, &BoxIn { shape: &part.size, start: &zero }, &mut out, &dst, &part.size, elem);
-                    }
-                    ReadPiece::Fill => fill_box(&mut out, &dst, &part.size, self.fill_value().as_le_bytes()),
-                }
+        let start: Vec<u64> = (0..part.lo.len()).map(|d| part.lo[d] - if d == 0 { row0 } else { offset[d] }).collect();
+        let dst_box = BoxIn { shape: dst_shape, start: &start };
+        match piece {
+            ReadPiece::Chunk(chunk) => {
+                let in_chunk: Vec<u64> =
+                    part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
+                copy_box(&chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, dst, &dst_box, &part.size, elem);
             }
+            ReadPiece::Box(data) => {
+                let zero = vec![0; part.size.len()];
+                copy_box(&data, &BoxIn { shape: &part.size, start: &zero }, dst, &dst_box, &part.size, elem);
+            }
+            ReadPiece::Fill => fill_box(dst, &dst_box, &part.size, self.fill_value().as_le_bytes()),
         }
-        Ok(out)
     }
 
     /// Read what `part` needs of one chunk: only the touched inner chunks of a shard when the

@@ -1,5 +1,6 @@
 //! Array handles: metadata, chunk keys and region I/O.
 
+mod check;
 mod element;
 mod io;
 pub(crate) mod region;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use check::CheckReport;
 pub use element::Element;
 
 use crate::codec::{ChunkSpec, CodecChain};

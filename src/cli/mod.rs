@@ -1,7 +1,9 @@
 //! Command-line front end. Errors print as one line on stderr and exit with status 1 (2 for
 //! usage errors, from clap); a panic (101) is always a bug.
 
+mod bench;
 mod cat;
+mod check;
 mod demo;
 mod info;
 mod locator;
@@ -54,6 +56,29 @@ enum Command {
         #[arg(long)]
         raw: bool,
     },
+    /// Decode every chunk of every array and verify checksums; non-zero exit on any problem.
+    Check {
+        /// Store locator.
+        store: String,
+    },
+    /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
+    Bench {
+        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded. Default: all.
+        #[arg(long = "workload")]
+        workloads: Vec<String>,
+        /// Backend (repeatable): directory, memory. Default: directory.
+        #[arg(long = "backend")]
+        backends: Vec<String>,
+        /// Runs per figure; the median is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Print one JSON array of figures.
+        #[arg(long)]
+        json: bool,
+        /// Where directory stores are created (default: the system temporary directory).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
     /// Build a small real dataset, show its tree and read it back.
     Demo {
         /// Where to build it (a new or empty directory); default: a fresh temporary directory.
@@ -78,6 +103,10 @@ pub(crate) fn run() -> ExitCode {
         Command::Tree { store } => tree::run(&store),
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
+        Command::Check { store } => check::run(&store),
+        Command::Bench { workloads, backends, runs, json, dir } => {
+            bench::run(bench::Options { workloads, backends, runs, json, dir })
+        }
         Command::Demo { path } => demo::run(path),
     };
     match result {

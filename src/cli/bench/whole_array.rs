@@ -1,0 +1,87 @@
+//! The whole-array workloads of ../shared/BENCHMARKS.md (definitions as in
+//! ../shared/bench/workloads.json): create, write the whole array in one call, open afresh, read it
+//! whole in one call; MB/s of uncompressed bytes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig, Store};
+
+use super::data::bench_bytes;
+use crate::cli::CliError;
+
+pub(crate) const NAMES: [&str; 4] = ["big_zstd", "big_raw", "small_chunks", "sharded"];
+
+/// Shape, chunk shape and codec chain of a workload.
+pub(crate) fn definition(name: &str) -> Option<(Vec<u64>, Vec<u64>, Value)> {
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let zstd1 = json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}});
+    Some(match name {
+        "big_zstd" => (vec![8192, 8192], vec![512, 512], json!([bytes, zstd1])),
+        "big_raw" => (vec![8192, 8192], vec![512, 512], json!([bytes])),
+        "small_chunks" => (vec![4096, 4096], vec![32, 32], json!([bytes, zstd1])),
+        "sharded" => (
+            vec![8192, 8192],
+            vec![2048, 2048],
+            json!([{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [128, 128],
+                "codecs": [bytes, zstd1],
+                "index_codecs": [bytes, {"name": "crc32c"}],
+                "index_location": "end"}}]),
+        ),
+        _ => return None,
+    })
+}
+
+pub(crate) fn metadata(name: &str) -> Option<ArrayMetadata> {
+    let (shape, chunks, codecs) = definition(name)?;
+    let mut meta = ArrayMetadata::new(DataType::Float32, shape, chunks);
+    meta.codecs = codecs
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| match c.get("configuration") {
+            Some(conf) => NamedConfig::with_configuration(
+                c["name"].as_str().expect("named"),
+                conf.as_object().expect("object").clone(),
+            ),
+            None => NamedConfig::new(c["name"].as_str().expect("named")),
+        })
+        .collect();
+    Some(meta)
+}
+
+/// One measured run.
+pub(crate) struct Run {
+    pub write_s: f64,
+    pub read_s: f64,
+    pub stored_bytes: u64,
+}
+
+/// Write and read the workload once on `store`; the read is checked against the data.
+pub(crate) fn run_once(name: &str, store: Arc<dyn Store>, data: &[u8]) -> Result<Run, CliError> {
+    let meta = metadata(name).ok_or_else(|| CliError(format!("unknown workload \"{name}\"")))?;
+    let shape = meta.shape.clone();
+    let zeros = vec![0; shape.len()];
+    let array = Array::create(store.clone(), "/bench", meta)?;
+    let start = Instant::now();
+    array.write_region_bytes(&zeros, &shape, data)?;
+    let write_s = start.elapsed().as_secs_f64();
+    drop(array);
+    let start = Instant::now();
+    let array = Array::open(store.clone(), "/bench")?;
+    let back = array.read_region_bytes(&zeros, &shape)?;
+    let read_s = start.elapsed().as_secs_f64();
+    if back != data {
+        return Err(CliError(format!("workload {name}: the data read back differs from the data written")));
+    }
+    let stored_bytes = array.stored_chunks()?.iter().map(|(_, size)| size).sum();
+    Ok(Run { write_s, read_s, stored_bytes })
+}
+
+/// The benchmark data of a workload.
+pub(crate) fn data(name: &str) -> Vec<u8> {
+    let (shape, _, _) = definition(name).expect("known workload");
+    bench_bytes(shape.iter().product())
+}
