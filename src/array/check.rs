@@ -60,14 +60,15 @@ impl Array {
             }
         }
         report.chunks_checked = chunks.len() as u64;
-        let results: Vec<(String, Result<Option<Vec<u8>>, Error>)> =
-            chunks.into_par_iter().map(|(key, coords)| (key, self.read_chunk(&coords))).collect();
-        for (key, result) in results {
-            match result {
-                Ok(_) => {}
+        let failures: Vec<(String, Error)> = chunks
+            .into_par_iter()
+            .filter_map(|(key, coords)| self.read_chunk(&coords).err().map(|e| (key, e)))
+            .collect();
+        for (key, err) in failures {
+            match err {
                 // A store failure is not a verdict on the data: stop and report it.
-                Err(Error::Store(e)) => return Err(Error::Store(e)),
-                Err(e) => report.corrupt.push((key, e)),
+                Error::Store(e) => return Err(Error::Store(e)),
+                e => report.corrupt.push((key, e)),
             }
         }
         Ok(report)
