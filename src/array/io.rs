@@ -304,6 +304,37 @@ impl Array {
         }
     }
 
+    /// Encode one whole chunk (C-order little-endian element bytes at the full chunk shape) with
+    /// the array's codec chain, exactly as it would be stored.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt16, vec![4], vec![2])).unwrap();
+    /// let encoded = a.encode_chunk(vec![1, 0, 2, 0]).unwrap();
+    /// assert_eq!(a.decode_chunk(encoded).unwrap(), vec![1, 0, 2, 0]);
+    /// assert!(a.decode_chunk(vec![1, 2, 3]).is_err(), "a chunk of the wrong size is refused");
+    /// ```
+    pub fn encode_chunk(&self, decoded: Vec<u8>) -> Result<Vec<u8>, Error> {
+        let expected = self.chunk_spec().num_bytes();
+        if decoded.len() as u64 != expected {
+            return Err(ArrayError::BufferLength {
+                array: self.path.to_string(),
+                expected,
+                given: decoded.len() as u64,
+            }
+            .into());
+        }
+        self.chain().encode(decoded).map_err(|source| Error::Codec { key: self.path.metadata_key(), source })
+    }
+
+    /// Decode one stored chunk value into C-order little-endian element bytes at the full chunk
+    /// shape; sizes and checksums are verified.
+    pub fn decode_chunk(&self, encoded: Vec<u8>) -> Result<Vec<u8>, Error> {
+        self.chain().decode(encoded).map_err(|source| Error::Codec { key: self.path.metadata_key(), source })
+    }
+
     /// The decoded chunk at `coords`, or `None` when it is not stored.
     pub(crate) fn read_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, Error> {
         let key = self.chunk_key(coords);

@@ -94,7 +94,7 @@ impl BytesToBytes for Blosc {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
         if encoded.len() < blosc_src::BLOSC_MIN_HEADER_LENGTH as usize {
             return Err(corrupt(format!("{} bytes cannot hold a Blosc header", encoded.len())));
         }

@@ -67,7 +67,7 @@ impl ArrayToBytes for BytesCodec {
         Ok(decoded)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         if encoded.len() as u64 != spec.num_bytes() {
             return Err(CodecError::SizeMismatch {
                 codec: "bytes",
@@ -75,10 +75,11 @@ impl ArrayToBytes for BytesCodec {
                 actual: encoded.len() as u64,
             });
         }
+        let mut decoded = encoded.into_owned();
         if let Some(width) = self.swap_needed(spec) {
-            swap_in_place(&mut encoded, width);
+            swap_in_place(&mut decoded, width);
         }
-        Ok(encoded)
+        Ok(decoded)
     }
 
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64 {

@@ -22,7 +22,7 @@ impl BytesToBytes for Crc32c {
         Ok(decoded)
     }
 
-    fn decode(&self, mut encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
         let Some(body_len) = encoded.len().checked_sub(4) else {
             return Err(CodecError::Corrupt {
                 codec: "crc32c",
@@ -33,12 +33,17 @@ impl BytesToBytes for Crc32c {
             return Err(CodecError::TooLarge { codec: "crc32c", limit: max_decoded });
         }
         let stored = u32::from_le_bytes(encoded[body_len..].try_into().expect("4 bytes"));
-        encoded.truncate(body_len);
-        let computed = crc32c::crc32c(&encoded);
+        let computed = crc32c::crc32c(&encoded[..body_len]);
         if stored != computed {
             return Err(CodecError::ChecksumMismatch { codec: "crc32c", stored, computed });
         }
-        Ok(encoded)
+        Ok(match encoded {
+            std::borrow::Cow::Owned(mut body) => {
+                body.truncate(body_len);
+                body
+            }
+            std::borrow::Cow::Borrowed(all) => all[..body_len].to_vec(),
+        })
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {

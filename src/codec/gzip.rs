@@ -34,7 +34,7 @@ impl BytesToBytes for Gzip {
             .map_err(|e| CodecError::Encode { codec: "gzip", reason: e.to_string() })
     }
 
-    fn decode(&self, encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
         // Read at most one byte past the limit: enough to tell a bomb from a valid stream without
         // ever holding more than the limit.
         let mut out = Vec::new();

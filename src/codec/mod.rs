@@ -17,6 +17,8 @@ mod sharding;
 mod transpose;
 mod zstd;
 
+use std::borrow::Cow;
+
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
@@ -50,8 +52,9 @@ pub(crate) trait ArrayToArray: Send + Sync + std::fmt::Debug {
 /// Array -> bytes (exactly one per chain).
 pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
-    /// Must return exactly `spec.num_bytes()` bytes or an error.
-    fn decode(&self, encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    /// Must return exactly `spec.num_bytes()` bytes or an error. The input is borrowed where the
+    /// caller holds it inside a larger value (inner chunks of a shard), so no copy is made to decode.
+    fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
     /// The largest encoded size any valid chunk of `spec` can have.
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64;
     /// The encoded size when it does not depend on the values (needed for shard indexes).
@@ -89,7 +92,7 @@ pub(crate) enum Partial {
 pub(crate) trait BytesToBytes: Send + Sync + std::fmt::Debug {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError>;
     /// Decode; producing more than `max_decoded` bytes is an error, never an allocation.
-    fn decode(&self, encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
+    fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
     fn max_encoded_size(&self, decoded: u64) -> u64;
     fn fixed_encoded_size(&self, decoded: u64) -> Option<u64>;
     fn to_metadata(&self) -> NamedConfig;
@@ -205,13 +208,13 @@ impl CodecChain {
     }
 
     /// Decode one stored chunk; the result has exactly the chunk's size.
-    pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    pub fn decode<'a>(&self, encoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
         let bounds = self.byte_bounds();
-        let mut data = encoded;
+        let mut bytes: Cow<'a, [u8]> = encoded.into();
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
-            data = codec.decode(data, bounds[i])?;
+            bytes = Cow::Owned(codec.decode(bytes, bounds[i])?);
         }
-        data = self.array_to_bytes.decode(data, self.bytes_spec())?;
+        let mut data = self.array_to_bytes.decode(bytes, self.bytes_spec())?;
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs).rev() {
             data = codec.decode(data, spec)?;
         }

@@ -6,6 +6,8 @@
 //! inside the shard, outside the index, and not overlap another, and no inner chunk may be larger
 //! than its chain can produce.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -99,7 +101,7 @@ impl Sharding {
 
     /// Decode and check an encoded index: `None` for absent inner chunks, `Some(range)` otherwise.
     /// `shard_len` is the stored value's length when known (whole reads), for range checks.
-    fn parse_index(&self, encoded: Vec<u8>, shard_len: Option<u64>) -> Result<Vec<Option<(u64, u64)>>, CodecError> {
+    fn parse_index(&self, encoded: &[u8], shard_len: Option<u64>) -> Result<Vec<Option<(u64, u64)>>, CodecError> {
         let decoded = self.index.decode(encoded)?;
         let max_inner = self.inner.max_encoded_size();
         let mut entries = Vec::with_capacity(self.num_inner());
@@ -134,6 +136,41 @@ impl Sharding {
             return Err(corrupt("index entries overlap"));
         }
         Ok(entries)
+    }
+
+    /// Decode the inner chunks `coords` (one row along dimension 0, or the single chunk of a 0-d
+    /// shard) into `dst`, the matching slab of the shard; absent entries keep the fill value.
+    fn decode_row(
+        &self,
+        encoded: &[u8],
+        entries: &[Option<(u64, u64)>],
+        coords: &[Vec<u64>],
+        dst: &mut [u8],
+        spec: &ChunkSpec,
+    ) -> Result<(), CodecError> {
+        let elem = spec.data_type.size();
+        let mut slab_shape = spec.shape.clone();
+        if let Some(first) = slab_shape.first_mut() {
+            *first = self.inner_shape[0];
+        }
+        let zero = vec![0; spec.shape.len()];
+        for (entry, c) in entries.iter().zip(coords) {
+            let Some((o, n)) = *entry else { continue };
+            let chunk = self.inner.decode(&encoded[o as usize..(o + n) as usize])?;
+            let mut start = self.inner_start(c);
+            if let Some(first) = start.first_mut() {
+                *first = 0;
+            }
+            copy_box(
+                &chunk,
+                &BoxIn { shape: &self.inner_shape, start: &zero },
+                dst,
+                &BoxIn { shape: &slab_shape, start: &start },
+                &self.inner_shape,
+                elem,
+            );
+        }
+        Ok(())
     }
 
     fn inner_coords(&self) -> Vec<Vec<u64>> {
@@ -216,37 +253,34 @@ impl ArrayToBytes for Sharding {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         let len = encoded.len() as u64;
         if len < self.index_size {
             return Err(corrupt(format!("a {len}-byte shard cannot hold its {}-byte index", self.index_size)));
         }
         let range = self.index_range(len);
-        let entries = self.parse_index(encoded[range.start as usize..range.end as usize].to_vec(), Some(len))?;
-        let elem = spec.data_type.size();
+        let entries = self.parse_index(&encoded[range.start as usize..range.end as usize], Some(len))?;
         let mut shard = vec![0u8; spec.num_bytes() as usize];
         if entries.iter().any(Option::is_none) {
             fill(&mut shard, spec.fill_value.as_le_bytes());
         }
         let coords = self.inner_coords();
-        let decoded: Vec<(usize, Vec<u8>)> = entries
-            .par_iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.map(|(o, n)| (i, o, n)))
-            .map(|(i, o, n)| self.inner.decode(encoded[o as usize..(o + n) as usize].to_vec()).map(|d| (i, d)))
-            .collect::<Result<_, _>>()?;
-        let zero = vec![0; spec.shape.len()];
-        for (i, chunk) in decoded {
-            let start = self.inner_start(&coords[i]);
-            copy_box(
-                &chunk,
-                &BoxIn { shape: &self.inner_shape, start: &zero },
-                &mut shard,
-                &BoxIn { shape: &spec.shape, start: &start },
-                &self.inner_shape,
-                elem,
-            );
+        if spec.shape.is_empty() {
+            return self.decode_row(&encoded, &entries, &coords, &mut shard, spec).map(|()| shard);
         }
+        // A row of inner chunks along dimension 0 fills one contiguous slab of the shard, so rows
+        // decode in parallel straight into disjoint slabs, inner chunks read in place.
+        let per_row = coords.len() / self.chunks_per_shard[0].max(1) as usize;
+        let slab = shard.len() / self.chunks_per_shard[0].max(1) as usize;
+        if slab == 0 || per_row == 0 {
+            return Ok(shard);
+        }
+        shard.par_chunks_mut(slab).zip(coords.par_chunks(per_row)).enumerate().try_for_each(
+            |(row, (slab, row_coords))| {
+                let first = row * per_row;
+                self.decode_row(&encoded, &entries[first..first + per_row], row_coords, slab, spec)
+            },
+        )?;
         Ok(shard)
     }
 
@@ -286,7 +320,7 @@ impl ArrayToBytes for Sharding {
             ByteRange::Suffix(self.index_size)
         };
         let Some(mut parts) = fetch(&[index_range])? else { return Ok(Partial::Absent) };
-        let entries = self.parse_index(parts.remove(0), None).map_err(codec_err)?;
+        let entries = self.parse_index(&parts.remove(0), None).map_err(codec_err)?;
         let needed_ranges = chunk_ranges(offset, shape, &self.inner_shape);
         let mut needed = Vec::new();
         for_each_index(&needed_ranges, |c| needed.push(c.to_vec()));

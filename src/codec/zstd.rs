@@ -1,5 +1,7 @@
 //! `zstd`: a Zstandard frame, with an optional content checksum.
 
+use std::cell::RefCell;
+
 use super::config::{map, Config};
 use super::BytesToBytes;
 use crate::error::CodecError;
@@ -20,15 +22,29 @@ impl Zstd {
     }
 }
 
+thread_local! {
+    // Creating a zstd context costs about as much as compressing a small chunk, so each thread
+    // keeps one of each and re-parameterises it per call.
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
 impl BytesToBytes for Zstd {
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
         let fail = |e: std::io::Error| CodecError::Encode { codec: "zstd", reason: e.to_string() };
-        let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(fail)?;
-        compressor.include_checksum(self.checksum).map_err(fail)?;
-        compressor.compress(&decoded).map_err(fail)
+        COMPRESSOR.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            let compressor = match slot.as_mut() {
+                Some(c) => c,
+                None => slot.insert(zstd::bulk::Compressor::new(self.level).map_err(fail)?),
+            };
+            compressor.set_compression_level(self.level).map_err(fail)?;
+            compressor.include_checksum(self.checksum).map_err(fail)?;
+            compressor.compress(&decoded).map_err(fail)
+        })
     }
 
-    fn decode(&self, encoded: Vec<u8>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
         // The output buffer is bounded by the expected size: a frame that claims or produces more
         // fails inside zstd instead of allocating.
         let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
