@@ -63,7 +63,7 @@ enum Command {
     },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     Bench {
-        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded. Default: all.
+        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial. Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,
         /// Backend (repeatable): directory, memory. Default: directory.

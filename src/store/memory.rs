@@ -5,7 +5,8 @@ use std::ops::Bound;
 use std::sync::RwLock;
 
 use super::{
-    list_dir_ordered, validate_key, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
+    list_dir_ordered, validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities,
+    WritableStore,
 };
 use crate::error::StoreError;
 
@@ -36,6 +37,25 @@ impl ReadableStore for MemoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         validate_key(key)?;
         Ok(self.read().get(key).cloned())
+    }
+
+    fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        // Slice under the lock instead of cloning whole values.
+        let map = self.read();
+        requests
+            .iter()
+            .map(|(key, range)| {
+                validate_key(key)?;
+                let Some(value) = map.get(*key) else { return Ok(None) };
+                let len = value.len() as u64;
+                let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
+                    key: (*key).to_owned(),
+                    range: range.describe(),
+                    len,
+                })?;
+                Ok(Some(value[r].to_vec()))
+            })
+            .collect()
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {

@@ -1,7 +1,9 @@
 //! `zarrdb bench`: the workloads of ../shared/BENCHMARKS.md on the available backends.
 //! Figures are medians of `--runs` runs; `--json` prints the figure names BENCHMARKS.md defines.
 
+mod counting;
 pub(crate) mod data;
+mod sharded_partial;
 mod whole_array;
 
 use std::path::PathBuf;
@@ -23,6 +25,17 @@ pub(crate) struct Options {
     pub dir: Option<PathBuf>,
 }
 
+/// An empty store of the backend; directory stores live at `base`, emptied first.
+fn fresh_store(backend: &str, base: &std::path::Path) -> Result<Arc<dyn Store>, CliError> {
+    Ok(match backend {
+        "memory" => Arc::new(MemoryStore::new()),
+        _ => {
+            let _ = std::fs::remove_dir_all(base);
+            Arc::new(DirectoryStore::create(base)?)
+        }
+    })
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -36,9 +49,9 @@ pub(crate) fn run(opts: Options) -> CliResult {
     };
     let backends: Vec<String> = if opts.backends.is_empty() { vec!["directory".into()] } else { opts.backends.clone() };
     for w in &workloads {
-        if !whole_array::NAMES.contains(&w.as_str()) {
+        if !whole_array::NAMES.contains(&w.as_str()) && w != "sharded_partial" {
             return Err(CliError(format!(
-                "unknown workload \"{w}\" (this build has: {})",
+                "unknown workload \"{w}\" (this build has: {}, sharded_partial)",
                 whole_array::NAMES.join(", ")
             )));
         }
@@ -54,6 +67,21 @@ pub(crate) fn run(opts: Options) -> CliResult {
     let base = opts.dir.clone().unwrap_or_else(std::env::temp_dir).join(format!("zarrdb-bench-{}", std::process::id()));
     let mut results = Vec::new();
     for workload in &workloads {
+        if workload == "sharded_partial" {
+            for backend in &backends {
+                let store = fresh_store(backend, &base)?;
+                let figure = sharded_partial::run(store, backend)?;
+                let _ = std::fs::remove_dir_all(&base);
+                if !opts.json {
+                    println!(
+                        "sharded_partial {backend:<10} {} regions/s, {} bytes fetched per region (inner chunk {} bytes + index {} bytes)",
+                        figure["regions_per_s"], figure["bytes_fetched_per_region"], figure["inner_chunk_bytes"], figure["index_bytes"]
+                    );
+                }
+                results.push(figure);
+            }
+            continue;
+        }
         let data = whole_array::data(workload);
         let mb = data.len() as f64 / 1e6;
         for backend in &backends {
@@ -61,13 +89,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
             let mut reads = Vec::new();
             let mut stored = 0;
             for _ in 0..opts.runs.max(1) {
-                let store: Arc<dyn Store> = match backend.as_str() {
-                    "memory" => Arc::new(MemoryStore::new()),
-                    _ => {
-                        let _ = std::fs::remove_dir_all(&base);
-                        Arc::new(DirectoryStore::create(&base)?)
-                    }
-                };
+                let store = fresh_store(backend, &base)?;
                 let run = whole_array::run_once(workload, store, &data)?;
                 writes.push(mb / run.write_s);
                 reads.push(mb / run.read_s);
