@@ -249,27 +249,20 @@ impl Array {
             region::fill(&mut buf, fill);
             buf
         };
-        let mut chunk = if self.covers(part) {
-            if part.size == chunk_shape {
-                // Every byte is overwritten below: skip the fill.
-                vec![0u8; spec.num_bytes() as usize]
-            } else {
-                fresh()
-            }
-        } else {
-            self.read_chunk(&part.coords)?.unwrap_or_else(fresh)
-        };
         let in_chunk: Vec<u64> =
             part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
         let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-        copy_box(
-            bytes,
-            &BoxIn { shape, start: &in_region },
-            &mut chunk,
-            &BoxIn { shape: chunk_shape, start: &in_chunk },
-            &part.size,
-            elem,
-        );
+        let src = BoxIn { shape, start: &in_region };
+        let chunk = if part.size == chunk_shape {
+            // The region holds the whole chunk: gather it directly.
+            region::gather_box(bytes, &src, chunk_shape, elem)
+        } else {
+            // Edge chunk or partial write: start from the fill value or the stored chunk.
+            let mut chunk =
+                if self.covers(part) { fresh() } else { self.read_chunk(&part.coords)?.unwrap_or_else(fresh) };
+            copy_box(bytes, &src, &mut chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, &part.size, elem);
+            chunk
+        };
         self.store_chunk(&part.coords, chunk)
     }
 

@@ -95,6 +95,20 @@ pub(crate) fn copy_box(
     });
 }
 
+/// The elements of a `size`-shaped box of `src_buf` as a new C-order buffer. Built by appending
+/// runs, so the buffer is never zero-filled first.
+pub(crate) fn gather_box(src_buf: &[u8], src: &BoxIn<'_>, size: &[u64], elem: usize) -> Vec<u8> {
+    let total = size.iter().product::<u64>() as usize * elem;
+    let mut out = Vec::with_capacity(total);
+    let zero = vec![0; size.len()];
+    // The destination is the box itself, so runs arrive in destination order.
+    runs(src, &BoxIn { shape: size, start: &zero }, size, |s, _, len| {
+        out.extend_from_slice(&src_buf[s * elem..(s + len) * elem]);
+    });
+    debug_assert_eq!(out.len(), total);
+    out
+}
+
 /// Set every element of a box in `dst_buf` to `pattern` (one element's bytes).
 pub(crate) fn fill_box(dst_buf: &mut [u8], dst: &BoxIn<'_>, size: &[u64], pattern: &[u8]) {
     let elem = pattern.len();
@@ -145,6 +159,16 @@ mod tests {
             1,
         );
         assert_eq!(dst, vec![0, 5, 6, 0, 9, 10]);
+    }
+
+    #[test]
+    fn gather_box_matches_copy_box() {
+        let src: Vec<u8> = (0..60).collect(); // 3x4x5
+        let src_box = BoxIn { shape: &[3, 4, 5], start: &[1, 1, 2] };
+        let mut copied = vec![0u8; 2 * 3 * 3];
+        copy_box(&src, &src_box, &mut copied, &BoxIn { shape: &[2, 3, 3], start: &[0, 0, 0] }, &[2, 3, 3], 1);
+        assert_eq!(gather_box(&src, &src_box, &[2, 3, 3], 1), copied);
+        assert_eq!(gather_box(&src, &BoxIn { shape: &[3, 4, 5], start: &[0, 0, 0] }, &[3, 4, 5], 1), src);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::config::{map, Config};
 use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
-use crate::array::region::{chunk_ranges, copy_box, fill, for_each_index, is_all, BoxIn};
+use crate::array::region::{chunk_ranges, copy_box, fill, for_each_index, gather_box, is_all, BoxIn};
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
@@ -198,23 +198,13 @@ fn index_spec(chunks_per_shard: &[u64]) -> ChunkSpec {
 impl ArrayToBytes for Sharding {
     fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         let elem = spec.data_type.size();
-        let inner_bytes = self.inner_shape.iter().product::<u64>() as usize * elem;
         let fill_value = spec.fill_value.as_le_bytes();
         let encoded: Vec<Option<Vec<u8>>> = self
             .inner_coords()
             .par_iter()
             .map(|coords| {
-                let mut buf = vec![0u8; inner_bytes];
                 let start = self.inner_start(coords);
-                let zero = vec![0; coords.len()];
-                copy_box(
-                    &decoded,
-                    &BoxIn { shape: &spec.shape, start: &start },
-                    &mut buf,
-                    &BoxIn { shape: &self.inner_shape, start: &zero },
-                    &self.inner_shape,
-                    elem,
-                );
+                let buf = gather_box(&decoded, &BoxIn { shape: &spec.shape, start: &start }, &self.inner_shape, elem);
                 // All-fill inner chunks are not stored, as all-fill chunks are not.
                 if is_all(&buf, fill_value) {
                     Ok(None)
