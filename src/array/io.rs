@@ -201,8 +201,9 @@ impl Array {
     /// Read what `part` needs of one chunk: only the touched inner chunks of a shard when the
     /// region covers part of it, the whole chunk otherwise.
     fn read_piece(&self, part: &Part) -> Result<ReadPiece, Error> {
-        if !self.covers(part) {
+        if !self.covers(part) && self.chain().supports_partial_decode() {
             let key = self.chunk_key(&part.coords);
+            let Some(value_len) = self.store.size(&key)? else { return Ok(ReadPiece::Fill) };
             let in_chunk: Vec<u64> =
                 part.lo.iter().zip(&part.coords).zip(self.chunk_shape()).map(|((l, c), cs)| l - c * cs).collect();
             let store = self.store.as_ref();
@@ -211,7 +212,7 @@ impl Array {
                 let got = store.get_partial_values(&requests)?;
                 Ok(got.into_iter().collect::<Option<Vec<_>>>())
             };
-            match self.chain().partial_decode(&mut fetch, &key, &in_chunk, &part.size)? {
+            match self.chain().partial_decode(&mut fetch, &key, value_len, &in_chunk, &part.size)? {
                 Partial::Unsupported => {}
                 Partial::Absent => return Ok(ReadPiece::Fill),
                 Partial::Data(data) => return Ok(ReadPiece::Box(data)),

@@ -60,13 +60,18 @@ pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     /// The encoded size when it does not depend on the values (needed for shard indexes).
     fn fixed_encoded_size(&self, spec: &ChunkSpec) -> Option<u64>;
     fn to_metadata(&self) -> NamedConfig;
+    /// Whether `partial_decode` can do better than a whole read.
+    fn supports_partial_decode(&self) -> bool {
+        false
+    }
     /// Decode only the box `offset..offset+shape` of the chunk, fetching byte ranges of the stored
-    /// value through `fetch`; `None` when the value is absent. Codecs that cannot do better than
+    /// value (`value_len` bytes long) through `fetch`; `None` when the value is absent. Codecs that cannot do better than
     /// a whole read return `Ok(Partial::Unsupported)`.
     fn partial_decode(
         &self,
         _fetch: &mut Fetch<'_>,
         _key: &str,
+        _value_len: u64,
         _spec: &ChunkSpec,
         _offset: &[u64],
         _shape: &[u64],
@@ -227,17 +232,25 @@ impl CodecChain {
 
     /// Decode the box `offset..offset+shape` of a stored chunk, fetching only the bytes needed
     /// where the chain allows (a lone sharding codec); `Unsupported` otherwise.
+    /// Whether reading part of a chunk can fetch less than the whole value (a lone sharding codec).
+    pub fn supports_partial_decode(&self) -> bool {
+        self.array_to_array.is_empty()
+            && self.bytes_to_bytes.is_empty()
+            && self.array_to_bytes.supports_partial_decode()
+    }
+
     pub fn partial_decode(
         &self,
         fetch: &mut Fetch<'_>,
         key: &str,
+        value_len: u64,
         offset: &[u64],
         shape: &[u64],
     ) -> Result<Partial, Error> {
-        if !self.array_to_array.is_empty() || !self.bytes_to_bytes.is_empty() {
+        if !self.supports_partial_decode() {
             return Ok(Partial::Unsupported);
         }
-        self.array_to_bytes.partial_decode(fetch, key, self.bytes_spec(), offset, shape)
+        self.array_to_bytes.partial_decode(fetch, key, value_len, self.bytes_spec(), offset, shape)
     }
 
     /// The chain as metadata, in canonical form (e.g. the short form `"bytes"` becomes an object).

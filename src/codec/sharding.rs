@@ -100,7 +100,7 @@ impl Sharding {
     }
 
     /// Decode and check an encoded index: `None` for absent inner chunks, `Some(range)` otherwise.
-    /// `shard_len` is the stored value's length when known (whole reads), for range checks.
+    /// `shard_len` is the stored value's length, for range checks.
     fn parse_index(&self, encoded: &[u8], shard_len: Option<u64>) -> Result<Vec<Option<(u64, u64)>>, CodecError> {
         let decoded = self.index.decode(encoded)?;
         let max_inner = self.inner.max_encoded_size();
@@ -295,10 +295,15 @@ impl ArrayToBytes for Sharding {
         )
     }
 
+    fn supports_partial_decode(&self) -> bool {
+        true
+    }
+
     fn partial_decode(
         &self,
         fetch: &mut Fetch<'_>,
         key: &str,
+        value_len: u64,
         spec: &ChunkSpec,
         offset: &[u64],
         shape: &[u64],
@@ -309,8 +314,14 @@ impl ArrayToBytes for Sharding {
         } else {
             ByteRange::Suffix(self.index_size)
         };
+        if value_len < self.index_size {
+            let reason = format!("a {value_len}-byte shard cannot hold its {}-byte index", self.index_size);
+            return Err(codec_err(corrupt(reason)));
+        }
         let Some(mut parts) = fetch(&[index_range])? else { return Ok(Partial::Absent) };
-        let entries = self.parse_index(&parts.remove(0), None).map_err(codec_err)?;
+        // The value's length lets the index be checked exactly as for a whole read: every range
+        // inside the shard and outside the index, before anything else is fetched.
+        let entries = self.parse_index(&parts.remove(0), Some(value_len)).map_err(codec_err)?;
         let needed_ranges = chunk_ranges(offset, shape, &self.inner_shape);
         let mut needed = Vec::new();
         for_each_index(&needed_ranges, |c| needed.push(c.to_vec()));
