@@ -596,7 +596,7 @@ fn streams_of_the_wrong_decoded_size_are_refused() {
         let mut meta = ArrayMetadata::new(DataType::UInt16, vec![32, cols], vec![32, cols]);
         meta.codecs = codecs(chain("blosc lz4"));
         let scratch = Array::create(store, "/s", meta).unwrap();
-        scratch.encode_chunk(data(32 * cols as usize * 2)).unwrap()
+        scratch.encode_chunk(&data(32 * cols as usize * 2)).unwrap()
     };
     let cases: Vec<(&str, Value, Vec<u8>, &[&str])> = vec![
         ("gzip shorter", chain("gzip"), gzip(&short), &["SizeMismatch"]),

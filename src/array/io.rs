@@ -306,11 +306,11 @@ impl Array {
     /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
     /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     /// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt16, vec![4], vec![2])).unwrap();
-    /// let encoded = a.encode_chunk(vec![1, 0, 2, 0]).unwrap();
+    /// let encoded = a.encode_chunk(&[1, 0, 2, 0]).unwrap();
     /// assert_eq!(a.decode_chunk(encoded).unwrap(), vec![1, 0, 2, 0]);
     /// assert!(a.decode_chunk(vec![1, 2, 3]).is_err(), "a chunk of the wrong size is refused");
     /// ```
-    pub fn encode_chunk(&self, decoded: Vec<u8>) -> Result<Vec<u8>, Error> {
+    pub fn encode_chunk(&self, decoded: &[u8]) -> Result<Vec<u8>, Error> {
         let expected = self.chunk_spec().num_bytes();
         if decoded.len() as u64 != expected {
             return Err(ArrayError::BufferLength {

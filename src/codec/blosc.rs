@@ -58,7 +58,7 @@ fn corrupt(reason: impl Into<String>) -> CodecError {
 }
 
 impl BytesToBytes for Blosc {
-    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         if decoded.len() > blosc_src::BLOSC_MAX_BUFFERSIZE as usize {
             return Err(CodecError::Encode {
                 codec: "blosc",

@@ -60,7 +60,8 @@ fn swap_in_place(bytes: &mut [u8], width: usize) {
 }
 
 impl ArrayToBytes for BytesCodec {
-    fn encode(&self, mut decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+        let mut decoded = decoded.into_owned();
         if let Some(width) = self.swap_needed(spec) {
             swap_in_place(&mut decoded, width);
         }

@@ -16,7 +16,8 @@ impl Crc32c {
 }
 
 impl BytesToBytes for Crc32c {
-    fn encode(&self, mut decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
+        let mut decoded = decoded.into_owned();
         let sum = crc32c::crc32c(&decoded);
         decoded.extend_from_slice(&sum.to_le_bytes());
         Ok(decoded)

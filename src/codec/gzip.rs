@@ -26,7 +26,7 @@ impl Gzip {
 }
 
 impl BytesToBytes for Gzip {
-    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let mut encoder = GzEncoder::new(Vec::with_capacity(decoded.len() / 2 + 64), Compression::new(self.level));
         encoder
             .write_all(&decoded)

@@ -44,14 +44,16 @@ impl ChunkSpec {
 /// Array -> array (e.g. transpose).
 pub(crate) trait ArrayToArray: Send + Sync + std::fmt::Debug {
     fn encoded_spec(&self, decoded: &ChunkSpec) -> ChunkSpec;
-    fn encode(&self, decoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    fn encode(&self, decoded: Cow<'_, [u8]>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
     fn decode(&self, encoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
     fn to_metadata(&self) -> NamedConfig;
 }
 
 /// Array -> bytes (exactly one per chain).
 pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
-    fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    /// The input is borrowed when the caller keeps it (e.g. `Array::encode_chunk`), so
+    /// compressors read it in place.
+    fn encode(&self, decoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
     /// Must return exactly `spec.num_bytes()` bytes or an error. The input is borrowed where the
     /// caller holds it inside a larger value (inner chunks of a shard), so no copy is made to decode.
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
@@ -95,7 +97,7 @@ pub(crate) enum Partial {
 
 /// Bytes -> bytes (compressors, checksums).
 pub(crate) trait BytesToBytes: Send + Sync + std::fmt::Debug {
-    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError>;
+    fn encode(&self, decoded: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError>;
     /// Decode; producing more than `max_decoded` bytes is an error, never an allocation.
     fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
     fn max_encoded_size(&self, decoded: u64) -> u64;
@@ -199,17 +201,17 @@ impl CodecChain {
     }
 
     /// Encode one decoded chunk (C-order little-endian element bytes).
-    pub fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
-        debug_assert_eq!(decoded.len() as u64, self.specs[0].num_bytes());
-        let mut data = decoded;
+    pub fn encode<'a>(&self, decoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
+        let mut data: Cow<'a, [u8]> = decoded.into();
+        debug_assert_eq!(data.len() as u64, self.specs[0].num_bytes());
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs) {
-            data = codec.encode(data, spec)?;
+            data = Cow::Owned(codec.encode(data, spec)?);
         }
-        data = self.array_to_bytes.encode(data, self.bytes_spec())?;
+        let mut bytes = self.array_to_bytes.encode(data, self.bytes_spec())?;
         for codec in &self.bytes_to_bytes {
-            data = codec.encode(data)?;
+            bytes = codec.encode(Cow::Owned(bytes))?;
         }
-        Ok(data)
+        Ok(bytes)
     }
 
     /// Decode one stored chunk; the result has exactly the chunk's size.

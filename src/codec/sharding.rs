@@ -196,7 +196,7 @@ fn index_spec(chunks_per_shard: &[u64]) -> ChunkSpec {
 }
 
 impl ArrayToBytes for Sharding {
-    fn encode(&self, decoded: Vec<u8>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         let elem = spec.data_type.size();
         let fill_value = spec.fill_value.as_le_bytes();
         let encoded: Vec<Option<Vec<u8>>> = self
@@ -214,16 +214,21 @@ impl ArrayToBytes for Sharding {
             })
             .collect::<Result<_, _>>()?;
         let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
-        let mut out = Vec::with_capacity(data_len + self.index_size as usize);
-        let mut offset = if self.index_at_start { self.index_size } else { 0 };
-        if self.index_at_start {
-            out.resize(self.index_size as usize, 0);
-        }
+        let index_len = self.index_size as usize;
+        let data_start = if self.index_at_start { index_len } else { 0 };
+        let mut out = vec![0u8; data_len + index_len];
+        // Offsets first, then the pieces copied in parallel into disjoint slices of the shard: a
+        // sequential concatenation would cost one core's memcpy over the whole shard.
         let mut index = Vec::with_capacity(encoded.len() * 16);
+        let mut slices = Vec::with_capacity(encoded.len());
+        let mut rest = &mut out[data_start..data_start + data_len];
+        let mut offset = data_start as u64;
         for chunk in &encoded {
             let (o, n) = match chunk {
                 Some(bytes) => {
-                    out.extend_from_slice(bytes);
+                    let (slice, tail) = rest.split_at_mut(bytes.len());
+                    slices.push((slice, bytes));
+                    rest = tail;
                     let entry = (offset, bytes.len() as u64);
                     offset += bytes.len() as u64;
                     entry
@@ -233,13 +238,11 @@ impl ArrayToBytes for Sharding {
             index.extend_from_slice(&o.to_le_bytes());
             index.extend_from_slice(&n.to_le_bytes());
         }
+        slices.into_par_iter().for_each(|(dst, src)| dst.copy_from_slice(src));
         let index = self.index.encode(index)?;
-        debug_assert_eq!(index.len() as u64, self.index_size);
-        if self.index_at_start {
-            out[..index.len()].copy_from_slice(&index);
-        } else {
-            out.extend_from_slice(&index);
-        }
+        debug_assert_eq!(index.len(), index_len);
+        let index_at = if self.index_at_start { 0 } else { data_len };
+        out[index_at..index_at + index_len].copy_from_slice(&index);
         Ok(out)
     }
 

@@ -82,7 +82,7 @@ impl ArrayToArray for Transpose {
         ChunkSpec { shape: self.order.iter().map(|&d| decoded.shape[d]).collect(), ..decoded.clone() }
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         Ok(permute(&decoded, &decoded_spec.shape, &self.order, decoded_spec.data_type.size()))
     }
 

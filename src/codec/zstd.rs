@@ -30,7 +30,7 @@ thread_local! {
 }
 
 impl BytesToBytes for Zstd {
-    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let fail = |e: std::io::Error| CodecError::Encode { codec: "zstd", reason: e.to_string() };
         COMPRESSOR.with(|cell| {
             let mut slot = cell.borrow_mut();
