@@ -99,17 +99,7 @@ fn split(data: &[u8], n: usize, c: usize) -> Vec<Vec<u8>> {
 }
 
 fn codecs(value: serde_json::Value) -> Vec<NamedConfig> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| match c.get("configuration") {
-            Some(conf) => {
-                NamedConfig::with_configuration(c["name"].as_str().unwrap(), conf.as_object().unwrap().clone())
-            }
-            None => NamedConfig::new(c["name"].as_str().unwrap()),
-        })
-        .collect()
+    NamedConfig::parse_list(&value).expect("a valid codec list")
 }
 
 struct Case {

@@ -35,16 +35,7 @@ use zarrdb::{
 // ---------------------------------------------------------------------------------------------
 
 fn codecs(list: Value) -> Vec<NamedConfig> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|c| match c.get("configuration") {
-            Some(conf) => {
-                NamedConfig::with_configuration(c["name"].as_str().unwrap(), conf.as_object().unwrap().clone())
-            }
-            None => NamedConfig::new(c["name"].as_str().unwrap()),
-        })
-        .collect()
+    NamedConfig::parse_list(&list).expect("a valid codec list")
 }
 
 fn bytes_le() -> Value {

@@ -8,17 +8,7 @@ use serde_json::{json, Value};
 use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, NamedConfig, Store};
 
 fn codecs(list: Value) -> Vec<NamedConfig> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let name = c["name"].as_str().unwrap();
-            match c.get("configuration") {
-                Some(conf) => NamedConfig::with_configuration(name, conf.as_object().unwrap().clone()),
-                None => NamedConfig::new(name),
-            }
-        })
-        .collect()
+    NamedConfig::parse_list(&list).expect("a valid codec list")
 }
 
 /// Deterministic, compressible-but-not-trivial data.

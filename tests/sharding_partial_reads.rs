@@ -149,16 +149,7 @@ impl Store for CountingStore {
 }
 
 fn codecs(list: Value) -> Vec<NamedConfig> {
-    list.as_array()
-        .unwrap()
-        .iter()
-        .map(|c| match c.get("configuration") {
-            Some(conf) => {
-                NamedConfig::with_configuration(c["name"].as_str().unwrap(), conf.as_object().unwrap().clone())
-            }
-            None => NamedConfig::new(c["name"].as_str().unwrap()),
-        })
-        .collect()
+    NamedConfig::parse_list(&list).expect("a valid codec list")
 }
 
 fn metadata(index_location: &str) -> ArrayMetadata {

@@ -26,6 +26,19 @@ impl NamedConfig {
         NamedConfig { name: name.into(), configuration: Some(configuration) }
     }
 
+    /// Parse a `codecs` (or `storage_transformers`) list as written in `zarr.json`; the short form
+    /// `"bytes"` is accepted. Which names exist is checked when an array is created or opened.
+    ///
+    /// ```
+    /// let list = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]);
+    /// let codecs = zarrdb::NamedConfig::parse_list(&list).unwrap();
+    /// assert_eq!(codecs[1], zarrdb::NamedConfig::new("crc32c"));
+    /// assert!(zarrdb::NamedConfig::parse_list(&serde_json::json!({"name": "bytes"})).is_err());
+    /// ```
+    pub fn parse_list(value: &Value) -> Result<Vec<NamedConfig>, MetadataError> {
+        NamedConfig::list_from_json(value, "codecs", true)
+    }
+
     /// Parse one entry. `bare_string` accepts the short form `"bytes"` seen in the wild for codecs.
     pub(crate) fn from_json(value: &Value, field: &str, bare_string: bool) -> Result<NamedConfig, MetadataError> {
         match value {

@@ -37,18 +37,7 @@ pub(crate) fn definition(name: &str) -> Option<(Vec<u64>, Vec<u64>, Value)> {
 pub(crate) fn metadata(name: &str) -> Option<ArrayMetadata> {
     let (shape, chunks, codecs) = definition(name)?;
     let mut meta = ArrayMetadata::new(DataType::Float32, shape, chunks);
-    meta.codecs = codecs
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|c| match c.get("configuration") {
-            Some(conf) => NamedConfig::with_configuration(
-                c["name"].as_str().expect("named"),
-                conf.as_object().expect("object").clone(),
-            ),
-            None => NamedConfig::new(c["name"].as_str().expect("named")),
-        })
-        .collect();
+    meta.codecs = NamedConfig::parse_list(&codecs).expect("the workload definitions are valid");
     Some(meta)
 }
 
