@@ -95,6 +95,9 @@ pub trait ReadableStore: Send + Sync {
     }
 
     /// The size in bytes of the value under `key`, or `None` when absent.
+    ///
+    /// Partial shard reads ask for the size before fetching ranges, so a backend must answer this
+    /// without reading the value; the default (which reads it) is only a fallback.
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         Ok(self.get(key)?.map(|v| v.len() as u64))
     }

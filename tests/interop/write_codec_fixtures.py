@@ -56,7 +56,7 @@ from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
 from zarr.registry import get_codec_class
 
 sys.dont_write_bytecode = True  # importing write_fixtures must not leave __pycache__ in tests/
-from write_fixtures import GROUP_JSON, expected_content, fill_to_numpy, fs_path, le_bytes, region_slices
+from write_fixtures import GROUP_JSON, fill_to_numpy, fs_path, region_slices, write_all
 
 BOTH = ("zarr-python", "tensorstore")
 
@@ -291,39 +291,9 @@ WRITERS = {
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: write_codec_fixtures.py OUTDIR")
     import warnings  # zarr-python warns about crc32c after sharding; the case is deliberate
     warnings.filterwarnings("ignore", category=UserWarning, module="zarr")
-    out = os.path.abspath(sys.argv[1])
-    os.makedirs(os.path.join(out, "raw"), exist_ok=True)
-    manifest = []
-    for writer, (store_name, write, read) in WRITERS.items():
-        store_dir = os.path.join(out, store_name)
-        if os.path.exists(store_dir):
-            raise SystemExit(f"{store_dir} already exists: give write_codec_fixtures.py a new or empty OUTDIR")
-        os.makedirs(store_dir)
-        with open(os.path.join(store_dir, "zarr.json"), "w") as f:
-            json.dump(GROUP_JSON, f, indent=2)
-        for c in build_cases():
-            if writer not in c["writers"]:
-                continue
-            data, want = expected_content(c)
-            write(store_dir, c, data)
-            check_codecs(store_dir, c, writer)
-            got = le_bytes(read(store_dir, c["path"]))
-            if got != le_bytes(want):
-                raise SystemExit(f"{writer} {c['path']}: read-back differs from the data written")
-            raw_rel = os.path.join("raw", store_name.split(".")[0] + c["path"].replace("/", "__") + ".raw")
-            with open(os.path.join(out, raw_rel), "wb") as f:
-                f.write(got)
-            entry = {"store": store_name, "path": c["path"], "writer": writer, "expected": raw_rel}
-            if c["skip_readers"]:
-                entry["skip_readers"] = c["skip_readers"]
-            manifest.append(entry)
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-    print(f"write_codec_fixtures: {len(manifest)} arrays in {out}")
+    write_all("write_codec_fixtures.py", WRITERS, build_cases, check_codecs)
 
 
 if __name__ == "__main__":

@@ -331,25 +331,30 @@ def check_codecs(store_dir, path):
         raise SystemExit(f"{store_dir}{path}: codec chain is {names}, want only bytes")
 
 
-def main():
+def write_all(script, writers, cases, check_codecs):
+    """Write every case with every writer that can express it into OUTDIR (argv[1]), with the .raw
+    contents and manifest.json. Shared by write_fixtures.py and write_codec_fixtures.py.
+
+    `writers`: {writer: (store folder, write(store_dir, case, data), read(store_dir, path))};
+    `check_codecs(store_dir, case, writer)` fails if the stored chain is not the intended one."""
     if len(sys.argv) != 2:
-        raise SystemExit("usage: write_fixtures.py OUTDIR")
+        raise SystemExit(f"usage: {script} OUTDIR")
     out = os.path.abspath(sys.argv[1])
     os.makedirs(os.path.join(out, "raw"), exist_ok=True)
     manifest = []
-    for writer, (store_name, write, read) in WRITERS.items():
+    for writer, (store_name, write, read) in writers.items():
         store_dir = os.path.join(out, store_name)
         if os.path.exists(store_dir):  # the libraries refuse to create arrays over old ones
-            raise SystemExit(f"{store_dir} already exists: give write_fixtures.py a new or empty OUTDIR")
-        os.makedirs(store_dir, exist_ok=True)
+            raise SystemExit(f"{store_dir} already exists: give {script} a new or empty OUTDIR")
+        os.makedirs(store_dir)
         with open(os.path.join(store_dir, "zarr.json"), "w") as f:
             json.dump(GROUP_JSON, f, indent=2)
-        for c in build_cases():
+        for c in cases():
             if writer not in c["writers"]:
                 continue
             data, want = expected_content(c)
             write(store_dir, c, data)
-            check_codecs(store_dir, c["path"])
+            check_codecs(store_dir, c, writer)
             # The .raw is what the writing library reads back from a fresh open; it must also be
             # what we meant to write, or the fixture would test a library quirk instead of zarrdb.
             got = le_bytes(read(store_dir, c["path"]))
@@ -364,7 +369,11 @@ def main():
             manifest.append(entry)
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
-    print(f"write_fixtures: {len(manifest)} arrays in {out}")
+    print(f"{script.removesuffix('.py')}: {len(manifest)} arrays in {out}")
+
+
+def main():
+    write_all("write_fixtures.py", WRITERS, build_cases, lambda store_dir, c, _writer: check_codecs(store_dir, c["path"]))
 
 
 if __name__ == "__main__":
