@@ -1,5 +1,7 @@
 //! The `bytes` codec: elements in C order with a fixed byte order.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::{ArrayToBytes, ChunkSpec};
@@ -60,15 +62,18 @@ fn swap_in_place(bytes: &mut [u8], width: usize) {
 }
 
 impl ArrayToBytes for BytesCodec {
-    fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
-        let mut decoded = decoded.into_owned();
-        if let Some(width) = self.swap_needed(spec) {
-            swap_in_place(&mut decoded, width);
+    fn encode<'a>(&self, decoded: Cow<'a, [u8]>, spec: &ChunkSpec) -> Result<Cow<'a, [u8]>, CodecError> {
+        match self.swap_needed(spec) {
+            Some(width) => {
+                let mut swapped = decoded.into_owned();
+                swap_in_place(&mut swapped, width);
+                Ok(Cow::Owned(swapped))
+            }
+            None => Ok(decoded),
         }
-        Ok(decoded)
     }
 
-    fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         if encoded.len() as u64 != spec.num_bytes() {
             return Err(CodecError::SizeMismatch {
                 codec: "bytes",

@@ -53,7 +53,8 @@ pub(crate) trait ArrayToArray: Send + Sync + std::fmt::Debug {
 pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     /// The input is borrowed when the caller keeps it (e.g. `Array::encode_chunk`), so
     /// compressors read it in place.
-    fn encode(&self, decoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    /// An identity encoding (little-endian `bytes`) hands the input back without copying it.
+    fn encode<'a>(&self, decoded: Cow<'a, [u8]>, spec: &ChunkSpec) -> Result<Cow<'a, [u8]>, CodecError>;
     /// Must return exactly `spec.num_bytes()` bytes or an error. The input is borrowed where the
     /// caller holds it inside a larger value (inner chunks of a shard), so no copy is made to decode.
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
@@ -209,9 +210,9 @@ impl CodecChain {
         }
         let mut bytes = self.array_to_bytes.encode(data, self.bytes_spec())?;
         for codec in &self.bytes_to_bytes {
-            bytes = codec.encode(Cow::Owned(bytes))?;
+            bytes = Cow::Owned(codec.encode(bytes)?);
         }
-        Ok(bytes)
+        Ok(bytes.into_owned())
     }
 
     /// Decode one stored chunk; the result has exactly the chunk's size.

@@ -196,7 +196,7 @@ fn index_spec(chunks_per_shard: &[u64]) -> ChunkSpec {
 }
 
 impl ArrayToBytes for Sharding {
-    fn encode(&self, decoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
+    fn encode<'a>(&self, decoded: Cow<'a, [u8]>, spec: &ChunkSpec) -> Result<Cow<'a, [u8]>, CodecError> {
         let elem = spec.data_type.size();
         let fill_value = spec.fill_value.as_le_bytes();
         let encoded: Vec<Option<Vec<u8>>> = self
@@ -243,7 +243,7 @@ impl ArrayToBytes for Sharding {
         debug_assert_eq!(index.len(), index_len);
         let index_at = if self.index_at_start { 0 } else { data_len };
         out[index_at..index_at + index_len].copy_from_slice(&index);
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
