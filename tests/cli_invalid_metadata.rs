@@ -4,22 +4,12 @@
 //! (scripts and log scrapers read errors line by line), and nothing on stdout (so a pipeline never
 //! consumes half a report as if it were data).
 
+#[path = "common/metadata_fixtures.rs"]
+mod metadata_fixtures;
+
 use std::process::Command;
 
-use serde_json::Value;
-
-const TABLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/metadata/invalid.json");
-
-/// The bytes of one table entry: `document` as JSON, or `raw` text, or `raw_hex` bytes.
-fn document_bytes(entry: &Value) -> Vec<u8> {
-    if let Some(raw) = entry.get("raw") {
-        return raw.as_str().expect("raw is a string").as_bytes().to_vec();
-    }
-    if let Some(hex) = entry.get("raw_hex").and_then(Value::as_str) {
-        return (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-    }
-    serde_json::to_vec(entry.get("document").expect("document, raw or raw_hex")).unwrap()
-}
+use metadata_fixtures::{document_bytes, load};
 
 /// What is wrong with one run, if anything.
 fn check(name: &str, output: &std::process::Output) -> Option<String> {
@@ -40,11 +30,10 @@ fn check(name: &str, output: &std::process::Output) -> Option<String> {
 /// All documents run, all failures reported together.
 #[test]
 fn info_on_invalid_metadata_fails_with_one_line_on_stderr() {
-    let table: Value = serde_json::from_str(&std::fs::read_to_string(TABLE).unwrap()).unwrap();
-    let table = table.as_array().expect("a list");
+    let table = load("invalid.json");
     assert!(table.len() >= 50, "expected at least 50 invalid documents, found {}", table.len());
     let mut failures = Vec::new();
-    for entry in table {
+    for entry in &table {
         let name = entry["name"].as_str().expect("name");
         // A fresh directory per document, so no run can see another's leftovers.
         let dir = tempfile::tempdir().unwrap();

@@ -6,29 +6,15 @@
 //! Table entries: `{"name", "field", "document"}`; documents that cannot be JSON values carry their
 //! bytes as `"raw"` (text) or `"raw_hex"` (bytes, e.g. invalid UTF-8) instead of `"document"`.
 
+#[path = "common/metadata_fixtures.rs"]
+mod metadata_fixtures;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use metadata_fixtures::{document_bytes, load};
 use serde_json::Value;
 use zarrdb::{MemoryStore, Node, NodeMetadata, Store};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/metadata");
-
-fn load(file: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(format!("{FIXTURES}/{file}")).expect("fixture readable");
-    serde_json::from_str::<Value>(&text).expect("fixture is JSON").as_array().expect("a list").clone()
-}
-
-/// The bytes to store as `zarr.json` for one table entry.
-fn document_bytes(entry: &Value) -> Vec<u8> {
-    if let Some(raw) = entry.get("raw") {
-        return raw.as_str().expect("raw is a string").as_bytes().to_vec();
-    }
-    if let Some(hex) = entry.get("raw_hex").and_then(Value::as_str) {
-        return (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
-    }
-    serde_json::to_vec(entry.get("document").expect("document, raw or raw_hex")).unwrap()
-}
 
 fn str_of<'a>(entry: &'a Value, key: &str) -> &'a str {
     entry[key].as_str().unwrap_or_else(|| panic!("entry without {key}: {entry}"))
