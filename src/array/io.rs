@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, BoxIn};
+use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, intersect, offset_in_cell, BoxIn};
 use super::{Array, Element};
 use crate::codec::Partial;
 use crate::error::{ArrayError, Error};
@@ -77,15 +77,7 @@ impl Array {
         let chunk_shape = self.chunk_shape();
         let mut parts = Vec::new();
         for_each_index(&chunk_ranges(offset, shape, chunk_shape), |coords| {
-            let mut lo = Vec::with_capacity(coords.len());
-            let mut size = Vec::with_capacity(coords.len());
-            for d in 0..coords.len() {
-                let origin = coords[d] * chunk_shape[d];
-                let start = origin.max(offset[d]);
-                let end = (origin + chunk_shape[d]).min(offset[d] + shape[d]);
-                lo.push(start);
-                size.push(end - start);
-            }
+            let (lo, size) = intersect(coords, chunk_shape, offset, shape);
             parts.push(Part { coords: coords.to_vec(), lo, size });
         });
         parts
@@ -186,8 +178,7 @@ impl Array {
         let dst_box = BoxIn { shape: dst_shape, start: &start };
         match piece {
             ReadPiece::Chunk(chunk) => {
-                let in_chunk: Vec<u64> =
-                    part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
+                let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
                 copy_box(&chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, dst, &dst_box, &part.size, elem);
             }
             ReadPiece::Box(data) => {
@@ -204,8 +195,7 @@ impl Array {
         if !self.covers(part) && self.chain().supports_partial_decode() {
             let key = self.chunk_key(&part.coords);
             let Some(value_len) = self.store.size(&key)? else { return Ok(ReadPiece::Fill) };
-            let in_chunk: Vec<u64> =
-                part.lo.iter().zip(&part.coords).zip(self.chunk_shape()).map(|((l, c), cs)| l - c * cs).collect();
+            let in_chunk = offset_in_cell(&part.lo, &part.coords, self.chunk_shape());
             let store = self.store.as_ref();
             let mut fetch = |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, Error> {
                 let requests: Vec<(&str, ByteRange)> = ranges.iter().map(|r| (key.as_str(), *r)).collect();
@@ -250,8 +240,7 @@ impl Array {
             region::fill(&mut buf, fill);
             buf
         };
-        let in_chunk: Vec<u64> =
-            part.lo.iter().zip(&part.coords).zip(chunk_shape).map(|((l, c), cs)| l - c * cs).collect();
+        let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
         let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
         let src = BoxIn { shape, start: &in_region };
         let chunk = if part.size == chunk_shape {

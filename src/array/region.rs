@@ -13,6 +13,24 @@ pub(crate) fn chunk_ranges(offset: &[u64], shape: &[u64], chunk_shape: &[u64]) -
         .collect()
 }
 
+/// The part of grid cell `coords` (cells of `cell_shape`) inside the box `offset..offset+shape`:
+/// its lower corner and its size.
+pub(crate) fn intersect(coords: &[u64], cell_shape: &[u64], offset: &[u64], shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    (0..coords.len())
+        .map(|d| {
+            let origin = coords[d] * cell_shape[d];
+            let start = origin.max(offset[d]);
+            let end = (origin + cell_shape[d]).min(offset[d] + shape[d]);
+            (start, end - start)
+        })
+        .unzip()
+}
+
+/// `lo` relative to the corner of grid cell `coords` (cells of `cell_shape`).
+pub(crate) fn offset_in_cell(lo: &[u64], coords: &[u64], cell_shape: &[u64]) -> Vec<u64> {
+    lo.iter().zip(coords).zip(cell_shape).map(|((l, c), s)| l - c * s).collect()
+}
+
 /// Call `f` with every index in the product of `ranges`, in C order. Rank 0 yields one empty index.
 pub(crate) fn for_each_index(ranges: &[Range<u64>], mut f: impl FnMut(&[u64])) {
     if ranges.iter().any(|r| r.is_empty()) {

@@ -115,6 +115,9 @@ pub(crate) struct CodecChain {
     /// The decoded spec each stage receives: specs[0] is the chunk, specs[i+1] the output of
     /// array->array codec i; the last is what the array->bytes codec sees.
     specs: Vec<ChunkSpec>,
+    /// Upper bounds of the byte sizes between bytes stages: `[a2b output, after b2b 0, ...]`;
+    /// fixed by the chain, so computed once.
+    bounds: Vec<u64>,
 }
 
 impl CodecChain {
@@ -170,21 +173,16 @@ impl CodecChain {
         }
         let array_to_bytes =
             array_to_bytes.ok_or_else(|| CodecError::InvalidChain { reason: "no array -> bytes codec".into() })?;
-        Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs })
+        let mut bounds = vec![array_to_bytes.max_encoded_size(specs.last().expect("specs is never empty"))];
+        for codec in &bytes_to_bytes {
+            let last = *bounds.last().expect("non-empty");
+            bounds.push(codec.max_encoded_size(last));
+        }
+        Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs, bounds })
     }
 
     fn bytes_spec(&self) -> &ChunkSpec {
         self.specs.last().expect("specs is never empty")
-    }
-
-    /// Upper bounds of the byte sizes between bytes stages: `[a2b output, after b2b 0, ...]`.
-    fn byte_bounds(&self) -> Vec<u64> {
-        let mut bounds = vec![self.array_to_bytes.max_encoded_size(self.bytes_spec())];
-        for codec in &self.bytes_to_bytes {
-            let last = *bounds.last().expect("non-empty");
-            bounds.push(codec.max_encoded_size(last));
-        }
-        bounds
     }
 
     /// The encoded size of every chunk when it does not depend on the values.
@@ -198,7 +196,7 @@ impl CodecChain {
 
     /// The largest encoded size of any chunk.
     pub fn max_encoded_size(&self) -> u64 {
-        *self.byte_bounds().last().expect("non-empty")
+        *self.bounds.last().expect("non-empty")
     }
 
     /// Encode one decoded chunk (C-order little-endian element bytes).
@@ -217,10 +215,9 @@ impl CodecChain {
 
     /// Decode one stored chunk; the result has exactly the chunk's size.
     pub fn decode<'a>(&self, encoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
-        let bounds = self.byte_bounds();
         let mut bytes: Cow<'a, [u8]> = encoded.into();
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
-            bytes = Cow::Owned(codec.decode(bytes, bounds[i])?);
+            bytes = Cow::Owned(codec.decode(bytes, self.bounds[i])?);
         }
         let mut data = self.array_to_bytes.decode(bytes, self.bytes_spec())?;
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs).rev() {

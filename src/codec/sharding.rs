@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use super::config::{map, Config};
 use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
-use crate::array::region::{chunk_ranges, copy_box, fill, for_each_index, gather_box, is_all, BoxIn};
+use crate::array::region::{
+    chunk_ranges, copy_box, fill, fill_box, for_each_index, gather_box, intersect, is_all, offset_in_cell, BoxIn,
+};
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
@@ -346,21 +348,17 @@ impl ArrayToBytes for Sharding {
         let out_len = shape.iter().product::<u64>() as usize * elem;
         let mut out = vec![0u8; out_len];
         for coords in &needed {
-            let origin = self.inner_start(coords);
-            let lo: Vec<u64> = (0..coords.len()).map(|d| origin[d].max(offset[d])).collect();
-            let size: Vec<u64> = (0..coords.len())
-                .map(|d| (origin[d] + self.inner_shape[d]).min(offset[d] + shape[d]) - lo[d])
-                .collect();
+            let (lo, size) = intersect(coords, &self.inner_shape, offset, shape);
             let in_out: Vec<u64> = lo.iter().zip(offset).map(|(l, o)| l - o).collect();
             let dst = BoxIn { shape, start: &in_out };
             match entries[linear(coords)] {
-                None => crate::array::region::fill_box(&mut out, &dst, &size, spec.fill_value.as_le_bytes()),
+                None => fill_box(&mut out, &dst, &size, spec.fill_value.as_le_bytes()),
                 Some(_) => {
                     let bytes = fetched
                         .next()
                         .ok_or_else(|| codec_err(corrupt("the store returned fewer ranges than requested")))?;
                     let chunk = self.inner.decode(bytes).map_err(codec_err)?;
-                    let in_chunk: Vec<u64> = lo.iter().zip(&origin).map(|(l, o)| l - o).collect();
+                    let in_chunk = offset_in_cell(&lo, coords, &self.inner_shape);
                     copy_box(
                         &chunk,
                         &BoxIn { shape: &self.inner_shape, start: &in_chunk },
