@@ -103,6 +103,28 @@ pub enum StoreError {
         /// The value's length.
         len: u64,
     },
+    /// The embedded database engine (redb, LMDB, sled) reported an error.
+    #[error("{backend} {operation} of \"{key}\" failed: {source}")]
+    Engine {
+        /// The backend.
+        backend: &'static str,
+        /// The operation (`get`, `commit`, ...).
+        operation: &'static str,
+        /// The key involved (or prefix, or `""` for whole-database operations).
+        key: String,
+        /// The engine's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The transaction this store belongs to was committed or dropped; handles made from it
+    /// (arrays, groups) cannot be used any more.
+    #[error("{operation} of \"{key}\": the transaction has ended (committed or dropped)")]
+    TransactionEnded {
+        /// The refused operation.
+        operation: &'static str,
+        /// The key involved.
+        key: String,
+    },
     /// The store could not be opened at this location.
     #[error("cannot open store at \"{location}\": {reason}")]
     Open {
@@ -284,6 +306,97 @@ pub enum NodeError {
     },
 }
 
+/// Opening a database failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// Nothing exists at the path and the caller asked to open, not create.
+    #[error("no database at \"{path}\"")]
+    NotFound {
+        /// The path given.
+        path: String,
+    },
+    /// The path holds a database of another backend.
+    #[error("\"{path}\" is a {found} database, not {requested}")]
+    WrongBackend {
+        /// The path given.
+        path: String,
+        /// The backend asked for.
+        requested: &'static str,
+        /// What the file or folder holds (`"redb"`, `"lmdb"`, `"sled"`, `"directory store"`,
+        /// `"unknown file"`).
+        found: &'static str,
+    },
+    /// Another handle or process holds the database open exclusively.
+    #[error("\"{path}\" is locked: another handle or process has this {backend} database open")]
+    Locked {
+        /// The path given.
+        path: String,
+        /// The backend.
+        backend: &'static str,
+    },
+    /// The file is damaged or not a database of this backend.
+    #[error("\"{path}\" is not a readable {backend} database: {source}")]
+    Corrupted {
+        /// The path given.
+        path: String,
+        /// The backend.
+        backend: &'static str,
+        /// The engine's diagnosis.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The database was written by a zarrdb format this build does not read.
+    #[error("\"{path}\" holds zarrdb format {found}, this build reads format {supported}")]
+    FormatVersion {
+        /// The path given.
+        path: String,
+        /// The format marker found.
+        found: String,
+        /// The format this build writes and reads.
+        supported: u32,
+    },
+    /// The operating system refused to create or open the path.
+    #[error("cannot open \"{path}\": {source}")]
+    Io {
+        /// The path given.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The engine failed while opening for another reason.
+    #[error("cannot open {backend} database \"{path}\": {source}")]
+    Engine {
+        /// The path given.
+        path: String,
+        /// The backend.
+        backend: &'static str,
+        /// The engine's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Beginning or finishing a transaction failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransactionError {
+    /// This thread already holds the database's write transaction; waiting for another would wait
+    /// for itself.
+    #[error("this thread already has a write transaction open on \"{database}\"; commit or drop it first")]
+    WouldDeadlock {
+        /// The database path.
+        database: String,
+    },
+    /// The database is read-only for this kind of handle (a snapshot).
+    #[error("{operation} is not possible in a read snapshot")]
+    ReadOnly {
+        /// The refused operation.
+        operation: &'static str,
+    },
+}
+
 /// Any zarrdb error. Each variant carries the family error and, where it helps, where it happened.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -315,4 +428,10 @@ pub enum Error {
     /// A path or hierarchy error.
     #[error(transparent)]
     Node(#[from] NodeError),
+    /// A database could not be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// A transaction could not begin or end.
+    #[error(transparent)]
+    Transaction(#[from] TransactionError),
 }

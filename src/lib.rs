@@ -23,13 +23,15 @@
 
 mod array;
 mod codec;
+mod db;
 mod error;
 mod hierarchy;
 mod metadata;
 mod store;
 
 pub use array::{Array, CheckReport, Element};
-pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, StoreError};
+pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
+pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
 pub use hierarchy::{Group, Node, NodePath};
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
@@ -37,5 +39,5 @@ pub use metadata::{
 };
 pub use store::{
     ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,
-    WritableStore,
+    StoreScope, WritableStore,
 };

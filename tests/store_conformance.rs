@@ -168,7 +168,8 @@ macro_rules! conformance {
             #[allow(unused_imports)]
             use zarrdb::*;
 
-            fn fresh() -> (Arc<dyn Store>, Option<tempfile::TempDir>) {
+            /// The store, and whatever must outlive it (its folder, its transaction).
+            fn fresh() -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
                 #[allow(clippy::redundant_closure_call)]
                 ($make)()
             }
@@ -188,10 +189,33 @@ macro_rules! conformance {
     )*};
 }
 
+/// A database of `backend` in a fresh folder, and its auto-commit store.
+fn database(backend: zarrdb::Backend) -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = zarrdb::Database::builder()
+        .backend(backend)
+        .durability(zarrdb::Durability::Fast)
+        .create(dir.path().join("db"))
+        .unwrap();
+    (db.store(), Box::new(dir))
+}
+
+/// The store of an open write transaction on a fresh redb database: the read-your-writes overlay.
+fn transaction() -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = zarrdb::Database::create(dir.path().join("db")).unwrap();
+    let txn = db.begin_write().unwrap();
+    (txn.store(), Box::new((txn, dir)))
+}
+
 conformance! {
-    memory => || (Arc::new(MemoryStore::new()) as Arc<dyn Store>, None);
+    memory => || (Arc::new(MemoryStore::new()) as Arc<dyn Store>, Box::new(()) as Box<dyn std::any::Any>);
     directory => || {
         let dir = tempfile::tempdir().unwrap();
-        (Arc::new(DirectoryStore::create(dir.path().join("store")).unwrap()) as Arc<dyn Store>, Some(dir))
+        (Arc::new(DirectoryStore::create(dir.path().join("store")).unwrap()) as Arc<dyn Store>, Box::new(dir) as Box<dyn std::any::Any>)
     };
+    redb => || database(Backend::Redb);
+    lmdb => || database(Backend::Lmdb);
+    sled => || database(Backend::Sled);
+    redb_transaction => transaction;
 }

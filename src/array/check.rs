@@ -44,6 +44,10 @@ impl Array {
     /// assert_eq!((report.chunks_checked, report.corrupt.len()), (2, 1));
     /// ```
     pub fn check(&self) -> Result<CheckReport, Error> {
+        self.scoped(false, Array::check_unscoped)
+    }
+
+    fn check_unscoped(&self) -> Result<CheckReport, Error> {
         let rank = self.shape().len();
         let grid = self.metadata.grid_shape();
         let mut report = CheckReport::default();

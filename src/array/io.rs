@@ -105,6 +105,10 @@ impl Array {
     /// assert_eq!(a.read_region_bytes(&[0], &[3]).unwrap(), vec![0, 0, 1, 0, 2, 0]);
     /// ```
     pub fn read_region_bytes(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
+        self.scoped(false, |a| a.read_region_unscoped(offset, shape))
+    }
+
+    fn read_region_unscoped(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
         let nbytes = self.check_region(offset, shape)?;
         let mut out = vec![0u8; nbytes];
         let parts = self.parts(offset, shape);
@@ -218,6 +222,10 @@ impl Array {
     /// Chunks the region covers only in part are read, patched and rewritten; a chunk that ends up
     /// holding only the fill value is erased instead of stored. Chunks are encoded in parallel.
     pub fn write_region_bytes(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+        self.scoped(true, |a| a.write_region_unscoped(offset, shape, bytes))
+    }
+
+    fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
             return Err(ArrayError::BufferLength {

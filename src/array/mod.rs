@@ -139,6 +139,10 @@ impl Array {
     /// Chunk grid coordinates of every chunk key stored for this array, and the stored size of
     /// each, found by listing (no chunk is read or decoded).
     pub fn stored_chunks(&self) -> Result<Vec<(Vec<u64>, u64)>, Error> {
+        self.scoped(false, Array::stored_chunks_unscoped)
+    }
+
+    fn stored_chunks_unscoped(&self) -> Result<Vec<(Vec<u64>, u64)>, Error> {
         let rank = self.metadata.shape.len();
         let grid = self.metadata.grid_shape();
         let mut out = Vec::new();
@@ -151,6 +155,23 @@ impl Array {
             }
         }
         Ok(out)
+    }
+}
+
+impl Array {
+    /// Run `f` on this array inside one atomic unit of the store (see [`Store::begin_scope`]): a
+    /// write transaction for writes, a snapshot for reads, when the store is a database in
+    /// auto-commit mode; directly otherwise.
+    pub(crate) fn scoped<R>(&self, write: bool, f: impl FnOnce(&Array) -> Result<R, Error>) -> Result<R, Error> {
+        match self.store.begin_scope(write)? {
+            None => f(self),
+            Some(scope) => {
+                let inside = Array { store: scope.store(), ..self.clone() };
+                let out = f(&inside)?;
+                scope.finish()?;
+                Ok(out)
+            }
+        }
     }
 }
 

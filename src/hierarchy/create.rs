@@ -35,8 +35,10 @@ impl Array {
         let chain = CodecChain::from_metadata(&metadata.codecs, &crate::array::chunk_spec(&metadata))
             .map_err(|source| Error::Codec { key: key.clone(), source })?;
         metadata.codecs = chain.to_metadata();
-        prepare(store.as_ref(), &path, true)?;
-        store.set(&key, &metadata.to_json_bytes())?;
+        in_scope(&store, |s| {
+            prepare(s, &path, true)?;
+            s.set(&key, &metadata.to_json_bytes()).map_err(Error::from)
+        })?;
         Array::from_metadata(store, path, metadata)
     }
 }
@@ -54,10 +56,24 @@ impl Group {
     /// ```
     pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>) -> Result<Group, Error> {
         let path = NodePath::parse(path)?;
-        prepare(store.as_ref(), &path, false)?;
         let meta = GroupMetadata::new(attributes);
-        store.set(&path.metadata_key(), &meta.to_json_bytes())?;
+        in_scope(&store, |s| {
+            prepare(s, &path, false)?;
+            s.set(&path.metadata_key(), &meta.to_json_bytes()).map_err(Error::from)
+        })?;
         Ok(Group::from_parts(store, path, Some(meta)))
+    }
+}
+
+/// Run `f` in one atomic unit of `store` when it offers one, so the checks and the writes of a
+/// creation happen in one transaction and a concurrent creation cannot slip in between.
+fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Result<(), Error>) -> Result<(), Error> {
+    match store.begin_scope(true)? {
+        None => f(store.as_ref()),
+        Some(scope) => {
+            f(scope.store().as_ref())?;
+            scope.finish()
+        }
     }
 }
 

@@ -5,12 +5,21 @@
 
 mod directory;
 mod key;
+pub(crate) mod kv;
+mod lmdb;
 mod memory;
+mod redb;
+mod sled;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 
 pub(crate) use key::validate_key;
+pub(crate) use lmdb::LmdbEngine;
+pub(crate) use redb::RedbEngine;
+pub(crate) use sled::SledEngine;
+
+use std::sync::Arc;
 
 use crate::error::StoreError;
 
@@ -153,6 +162,27 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
 
     /// A short name of the backend, for messages (`"memory"`, `"directory"`...).
     fn kind(&self) -> &'static str;
+
+    /// Group the next several operations into one atomic step, where this store can.
+    ///
+    /// A database store in auto-commit mode returns a write transaction (`write`) or a read
+    /// snapshot; array and group operations that touch several keys (a region write, a node
+    /// creation) run inside it, so they commit as one. Stores that are already a transaction, or
+    /// that cannot group writes (memory, directory), return `None` and the operation runs directly.
+    fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
+        let _ = write;
+        Ok(None)
+    }
+}
+
+/// An atomic unit opened by [`Store::begin_scope`]: operations go to [`StoreScope::store`], and
+/// [`StoreScope::finish`] commits them. Dropping it unfinished discards them.
+pub trait StoreScope: Send {
+    /// The store to run the grouped operations on.
+    fn store(&self) -> Arc<dyn Store>;
+
+    /// Commit (or, for a read scope, release) the unit.
+    fn finish(self: Box<Self>) -> Result<(), crate::Error>;
 }
 
 fn check_prefix(prefix: &str) -> Result<(), StoreError> {
@@ -173,11 +203,19 @@ where
     F: FnMut(&str) -> I,
     I: Iterator<Item = &'a str>,
 {
+    list_dir_seeking(prefix, |from| Ok(seek(from).next().map(str::to_owned)))
+}
+
+/// [`list_dir_ordered`] for a fallible seek that returns the first key `>= from`, if any.
+pub(crate) fn list_dir_seeking<F>(prefix: &str, mut seek: F) -> Result<DirListing, StoreError>
+where
+    F: FnMut(&str) -> Result<Option<String>, StoreError>,
+{
     check_prefix(prefix)?;
     let mut listing = DirListing::default();
     let mut from = prefix.to_owned();
     loop {
-        let Some(key) = seek(&from).next() else { break };
+        let Some(key) = seek(&from)? else { break };
         let Some(rest) = key.strip_prefix(prefix) else { break };
         match rest.find('/') {
             None => {

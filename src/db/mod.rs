@@ -1,0 +1,270 @@
+//! Databases: a whole Zarr hierarchy inside one embedded key/value database, with transactions.
+//!
+//! A [`Database`] wraps one engine (redb, LMDB or sled, see `crate::store::kv`) and hands out
+//! three kinds of [`Store`]:
+//! - [`Database::store`]: auto-commit. Each store call commits on its own, and each array or group
+//!   operation (a region write, a node creation) runs in one implicit transaction.
+//! - [`Transaction::store`]: the writes of one explicit transaction, committed together by
+//!   [`Transaction::commit`] or discarded when the transaction is dropped.
+//! - [`Snapshot::store`]: a read-only view of one commit.
+//!
+//! `docs/architecture.md` describes the commit protocol and `docs/format.md` what each backend
+//! guarantees after a crash.
+
+mod autocommit;
+mod open;
+mod overlay;
+mod snapshot;
+mod transaction;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::ThreadId;
+
+use parking_lot::Mutex;
+
+pub use snapshot::Snapshot;
+pub use transaction::Transaction;
+
+use crate::error::{Error, TransactionError};
+use crate::store::kv::KvEngine;
+use crate::store::{Store, StoreCapabilities};
+
+/// The embedded engine that holds a database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// redb: one file, copy-on-write B-tree, MVCC snapshots. The default.
+    Redb,
+    /// LMDB through heed: a folder holding `data.mdb` and `lock.mdb`; memory-mapped reads, several
+    /// processes may open it at once.
+    Lmdb,
+    /// sled: a folder; log-structured. Reads see the live tree (no long-lived snapshots).
+    Sled,
+}
+
+impl Backend {
+    /// The backend's name as used in locators (`redb`, `lmdb`, `sled`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Redb => "redb",
+            Backend::Lmdb => "lmdb",
+            Backend::Sled => "sled",
+        }
+    }
+}
+
+/// When a commit reaches the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Every commit is on disk (fsynced) when `commit` returns.
+    #[default]
+    Durable,
+    /// Commits return before they reach the disk. A crash may lose the last commits, but the
+    /// database always opens in the state after some earlier commit.
+    Fast,
+}
+
+/// Options for opening or creating a database.
+///
+/// ```
+/// use zarrdb::{Backend, Database, Durability};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::builder()
+///     .backend(Backend::Lmdb)
+///     .durability(Durability::Fast)
+///     .create(dir.path().join("data.lmdb"))
+///     .unwrap();
+/// assert_eq!(db.backend(), Backend::Lmdb);
+/// ```
+#[derive(Clone, Debug)]
+pub struct DatabaseBuilder {
+    backend: Backend,
+    durability: Durability,
+    lmdb_initial_map_size: Option<usize>,
+    redb_cache_size: Option<usize>,
+}
+
+impl Default for DatabaseBuilder {
+    fn default() -> Self {
+        DatabaseBuilder {
+            backend: Backend::Redb,
+            durability: Durability::Durable,
+            lmdb_initial_map_size: None,
+            redb_cache_size: None,
+        }
+    }
+}
+
+impl DatabaseBuilder {
+    /// The engine (default [`Backend::Redb`]).
+    pub fn backend(&mut self, backend: Backend) -> &mut Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The durability of commits (default [`Durability::Durable`]).
+    pub fn durability(&mut self, durability: Durability) -> &mut Self {
+        self.durability = durability;
+        self
+    }
+
+    /// LMDB only: the size of the memory map to start with. The map grows by itself when full;
+    /// this only matters for tests of that growth and for address-space-constrained systems.
+    pub fn lmdb_initial_map_size(&mut self, bytes: usize) -> &mut Self {
+        self.lmdb_initial_map_size = Some(bytes);
+        self
+    }
+
+    /// redb only: the page cache size in bytes.
+    pub fn redb_cache_size(&mut self, bytes: usize) -> &mut Self {
+        self.redb_cache_size = Some(bytes);
+        self
+    }
+
+    /// Open the database at `path`, creating it when nothing is there.
+    pub fn create(&self, path: impl AsRef<Path>) -> Result<Database, Error> {
+        self.open_at(path.as_ref(), true)
+    }
+
+    /// Open an existing database at `path`; [`crate::OpenError::NotFound`] when there is none.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Database, Error> {
+        self.open_at(path.as_ref(), false)
+    }
+
+    fn open_at(&self, path: &Path, create: bool) -> Result<Database, Error> {
+        let engine = open::open_engine(self, path, create)?;
+        let shared = Arc::new(DbShared {
+            engine,
+            path: path.to_path_buf(),
+            backend: self.backend,
+            durable: self.durability == Durability::Durable,
+            writer: Arc::new(Mutex::new(())),
+            writer_thread: Mutex::new(None),
+        });
+        Ok(Database { shared })
+    }
+}
+
+/// An open database. Cheap to clone; clones share the engine. Dropping the last clone (and every
+/// store, transaction and snapshot made from it) closes the database.
+///
+/// ```
+/// use zarrdb::{Array, ArrayMetadata, DataType, Database, Group};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::create(dir.path().join("run.zarrdb"))?;
+///
+/// // One transaction across two nodes: readers see both or neither.
+/// let txn = db.begin_write()?;
+/// let meta = ArrayMetadata::new(DataType::Int32, vec![4], vec![2]);
+/// let counts = Array::create(txn.store(), "/counts", meta)?;
+/// counts.write_region(&[0], &[4], &[1, 2, 3, 4])?;
+/// let mut root = Group::open(txn.store(), "/")?; // written by Array::create, seen before commit
+/// root.set_attributes(serde_json::json!({"total": 10}).as_object().unwrap().clone())?;
+/// txn.commit()?;
+///
+/// let counts = Array::open(db.store(), "/counts")?;
+/// assert_eq!(counts.read_all::<i32>()?, vec![1, 2, 3, 4]);
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Database {
+    shared: Arc<DbShared>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database").field("path", &self.shared.path).field("backend", &self.shared.backend).finish()
+    }
+}
+
+impl Database {
+    /// Open the redb database at `path`, creating it when nothing is there; durable commits.
+    pub fn create(path: impl AsRef<Path>) -> Result<Database, Error> {
+        DatabaseBuilder::default().create(path)
+    }
+
+    /// Open the existing redb database at `path`; durable commits.
+    pub fn open(path: impl AsRef<Path>) -> Result<Database, Error> {
+        DatabaseBuilder::default().open(path)
+    }
+
+    /// Options: backend, durability.
+    pub fn builder() -> DatabaseBuilder {
+        DatabaseBuilder::default()
+    }
+
+    /// The engine holding this database.
+    pub fn backend(&self) -> Backend {
+        self.shared.backend
+    }
+
+    /// The path it was opened at.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// Whether snapshots stay fixed while writers commit (false for sled).
+    pub fn stable_snapshots(&self) -> bool {
+        self.shared.engine.stable_snapshots()
+    }
+
+    /// An auto-commit store on this database: every store call commits on its own, and array and
+    /// group operations on it run each in one implicit transaction.
+    pub fn store(&self) -> Arc<dyn Store> {
+        Arc::new(autocommit::AutoCommitStore::new(self.shared.clone()))
+    }
+
+    /// Begin a write transaction. Only one is open at a time per database; this waits for the
+    /// current one to end. Readers are never blocked.
+    pub fn begin_write(&self) -> Result<Transaction, Error> {
+        Transaction::begin(self.shared.clone())
+    }
+
+    /// A read snapshot of the latest commit.
+    pub fn begin_read(&self) -> Result<Snapshot, Error> {
+        Snapshot::begin(&self.shared)
+    }
+}
+
+/// What every store, transaction and snapshot of one database shares.
+pub(crate) struct DbShared {
+    engine: Box<dyn KvEngine>,
+    path: PathBuf,
+    backend: Backend,
+    durable: bool,
+    /// Held by the open write transaction: one at a time, as in the engines themselves.
+    writer: Arc<Mutex<()>>,
+    /// The thread holding `writer`, to refuse a second `begin_write` that would wait for itself.
+    writer_thread: Mutex<Option<ThreadId>>,
+}
+
+impl DbShared {
+    fn capabilities(&self, writable: bool) -> StoreCapabilities {
+        StoreCapabilities { readable: true, writable, partial_writes: writable, listable: true, atomic_multi_key: true }
+    }
+
+    fn would_deadlock(&self) -> Result<(), Error> {
+        if *self.writer_thread.lock() == Some(std::thread::current().id()) {
+            return Err(TransactionError::WouldDeadlock { database: self.path.display().to_string() }.into());
+        }
+        Ok(())
+    }
+}
+
+/// Keys under this prefix hold zarrdb's own bookkeeping (the format marker). The spec reserves
+/// names starting with `__`, so no Zarr node can live there.
+pub(crate) const RESERVED_PREFIX: &str = "__zarrdb/";
+
+/// Refuse user access to the reserved prefix.
+pub(crate) fn check_user_key(key: &str) -> Result<(), crate::StoreError> {
+    crate::store::validate_key(key)?;
+    if key.starts_with(RESERVED_PREFIX) {
+        return Err(crate::StoreError::InvalidKey {
+            key: key.to_owned(),
+            reason: "the __zarrdb/ prefix is reserved for zarrdb's bookkeeping",
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! Opening a database: recognising what is at the path, opening the engine, and checking the
+//! zarrdb format marker.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::{Backend, DatabaseBuilder, Durability, RESERVED_PREFIX};
+use crate::error::{Error, OpenError};
+use crate::store::kv::{KvEngine, WriteBatch};
+use crate::store::{LmdbEngine, RedbEngine, SledEngine};
+
+/// The format this build writes and reads, stored under `__zarrdb/format`.
+pub(crate) const FORMAT_VERSION: u32 = 1;
+
+/// What a path holds, as far as its first bytes and file names tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    Nothing,
+    Database(Backend),
+    Other(&'static str),
+}
+
+/// Recognise the database kind at `path` without opening it.
+pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
+    let io = |source| OpenError::Io { path: path.display().to_string(), source };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
+        Err(e) => return Err(io(e)),
+    };
+    if meta.is_dir() {
+        let has = |name: &str| path.join(name).exists();
+        return Ok(if has("data.mdb") {
+            Found::Database(Backend::Lmdb)
+        } else if has("conf") && has("db") {
+            Found::Database(Backend::Sled)
+        } else if std::fs::read_dir(path).map_err(io)?.next().is_none() {
+            Found::Nothing
+        } else {
+            Found::Other("directory")
+        });
+    }
+    let mut head = [0u8; 9];
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let n = read_up_to(&mut file, &mut head).map_err(io)?;
+    Ok(match &head[..n] {
+        [] => Found::Nothing,
+        [b'r', b'e', b'd', b'b', ..] => Found::Database(Backend::Redb),
+        [b'P', b'K', ..] => Found::Other("zip archive"),
+        _ => Found::Other("unknown file"),
+    })
+}
+
+fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Box<dyn KvEngine>, Error> {
+    let display = path.display().to_string();
+    match sniff(path)? {
+        Found::Nothing if !create => return Err(OpenError::NotFound { path: display }.into()),
+        Found::Database(found) if found != options.backend => {
+            return Err(OpenError::WrongBackend {
+                path: display,
+                requested: options.backend.name(),
+                found: found.name(),
+            }
+            .into())
+        }
+        Found::Other(found) => {
+            return Err(OpenError::WrongBackend { path: display, requested: options.backend.name(), found }.into())
+        }
+        _ => {}
+    }
+    let durable = options.durability == Durability::Durable;
+    let engine: Box<dyn KvEngine> = match options.backend {
+        Backend::Redb => Box::new(RedbEngine::open(path, create, options.redb_cache_size)?),
+        Backend::Lmdb => Box::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
+        Backend::Sled => Box::new(SledEngine::open(path)?),
+    };
+    check_format(engine.as_ref(), &display)?;
+    Ok(engine)
+}
+
+/// Read the format marker, or write it into a database that has none yet.
+fn check_format(engine: &dyn KvEngine, path: &str) -> Result<(), Error> {
+    let key = format!("{RESERVED_PREFIX}format");
+    let expected = format!("{{\"zarrdb_format\":{FORMAT_VERSION}}}");
+    match engine.snapshot()?.get(&key)? {
+        Some(found) if found == expected.as_bytes() => Ok(()),
+        Some(found) => Err(OpenError::FormatVersion {
+            path: path.to_owned(),
+            found: String::from_utf8_lossy(&found).chars().take(80).collect(),
+            supported: FORMAT_VERSION,
+        }
+        .into()),
+        None => {
+            let mut batch = WriteBatch::default();
+            batch.puts.insert(key, Some(expected.into_bytes()));
+            engine.commit(batch, true)?;
+            Ok(())
+        }
+    }
+}

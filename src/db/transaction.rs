@@ -1,0 +1,284 @@
+//! Explicit write transactions.
+//!
+//! A transaction holds the database's writer lock, a snapshot taken when it began and a buffer of
+//! its changes ([`WriteSet`]). Reads see the buffer over the snapshot. `commit` hands the buffer
+//! to the engine as one batch, which the engine applies in one of its own transactions; dropping
+//! the transaction discards the buffer. Since only one write transaction is open at a time and it
+//! read from the latest commit, transactions are serializable.
+
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RawMutex};
+
+use super::overlay::{self, Lookup, WriteSet};
+use super::{check_user_key, DbShared};
+use crate::error::{Error, StoreError};
+use crate::store::kv::{slice_range, KvSnapshot};
+use crate::store::{
+    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+};
+
+/// A write transaction across any number of arrays and groups.
+///
+/// Open arrays and groups on [`Transaction::store`]; their writes become visible to others all at
+/// once at [`Transaction::commit`]. Dropping the transaction aborts it. Handles made from its store
+/// fail with [`StoreError::TransactionEnded`] once it has ended.
+///
+/// ```
+/// use zarrdb::{Array, ArrayMetadata, DataType, Database};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::create(dir.path().join("t.zarrdb"))?;
+/// let txn = db.begin_write()?;
+/// let a = Array::create(txn.store(), "/a", ArrayMetadata::new(DataType::UInt8, vec![2], vec![2]))?;
+/// a.write_region(&[0], &[2], &[7u8, 8])?;
+/// drop(txn); // aborted: nothing was written
+/// assert!(Array::open(db.store(), "/a").is_err());
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+pub struct Transaction {
+    store: Arc<TxnStore>,
+    _writer: WriterGuard,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction").field("database", &self.store.db.path).finish()
+    }
+}
+
+impl Transaction {
+    pub(super) fn begin(db: Arc<DbShared>) -> Result<Transaction, Error> {
+        db.would_deadlock()?;
+        let writer = WriterGuard::acquire(db.clone());
+        let snapshot = db.engine.snapshot()?;
+        let state = Mutex::new(Some(TxnState { snapshot, writes: WriteSet::default() }));
+        Ok(Transaction { store: Arc::new(TxnStore { db, state }), _writer: writer })
+    }
+
+    /// The store of this transaction, to open arrays and groups on.
+    pub fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    /// Apply every change atomically. In durable mode they are on disk when this returns. On an
+    /// error nothing was applied.
+    pub fn commit(self) -> Result<(), Error> {
+        let state = self.store.state.lock().take();
+        let Some(state) = state else { return Ok(()) };
+        drop(state.snapshot);
+        let batch = state.writes.into_batch();
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.store.db.engine.commit(batch, self.store.db.durable)?;
+        Ok(())
+    }
+
+    /// Discard every change (the same as dropping the transaction).
+    pub fn abort(self) {}
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        // Before the writer lock is released, so no later transaction overlaps this one.
+        self.store.state.lock().take();
+    }
+}
+
+/// The writer lock, with the owning thread recorded for the deadlock check.
+struct WriterGuard {
+    db: Arc<DbShared>,
+    _guard: parking_lot::ArcMutexGuard<RawMutex, ()>,
+}
+
+impl WriterGuard {
+    fn acquire(db: Arc<DbShared>) -> WriterGuard {
+        let guard = db.writer.lock_arc();
+        *db.writer_thread.lock() = Some(std::thread::current().id());
+        WriterGuard { db, _guard: guard }
+    }
+}
+
+impl Drop for WriterGuard {
+    fn drop(&mut self) {
+        *self.db.writer_thread.lock() = None;
+    }
+}
+
+struct TxnState {
+    snapshot: Arc<dyn KvSnapshot>,
+    writes: WriteSet,
+}
+
+/// The store view of a transaction. Its methods are called from many threads at once (parallel
+/// chunk encoding), so the state sits behind a mutex held only for buffer lookups and inserts.
+pub(crate) struct TxnStore {
+    db: Arc<DbShared>,
+    state: Mutex<Option<TxnState>>,
+}
+
+impl TxnStore {
+    fn with<R>(
+        &self,
+        operation: &'static str,
+        key: &str,
+        f: impl FnOnce(&mut TxnState) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        match self.state.lock().as_mut() {
+            Some(state) => f(state),
+            None => Err(StoreError::TransactionEnded { operation, key: key.to_owned() }),
+        }
+    }
+}
+
+impl TxnStore {
+    /// Answer from the buffer when it knows `key`; otherwise hand back the snapshot, so the read
+    /// itself runs without the lock and parallel readers do not queue behind each other.
+    fn buffered<R>(
+        &self,
+        operation: &'static str,
+        key: &str,
+        answer: impl FnOnce(Option<&[u8]>) -> Result<R, StoreError>,
+    ) -> Result<Result<R, Arc<dyn KvSnapshot>>, StoreError> {
+        check_user_key(key)?;
+        self.with(operation, key, |s| match s.writes.lookup(key) {
+            Lookup::Value(v) => answer(Some(v)).map(Ok),
+            Lookup::Absent => answer(None).map(Ok),
+            Lookup::Unknown => Ok(Err(s.snapshot.clone())),
+        })
+    }
+}
+
+impl ReadableStore for TxnStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.buffered("get", key, |v| Ok(v.map(<[u8]>::to_vec)))? {
+            Ok(answer) => Ok(answer),
+            Err(snapshot) => snapshot.get(key),
+        }
+    }
+
+    fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        requests
+            .iter()
+            .map(|(key, range)| {
+                let answer = |v: Option<&[u8]>| v.map(|v| slice_range(key, v, *range)).transpose();
+                match self.buffered("get_partial_values", key, answer)? {
+                    Ok(answer) => Ok(answer),
+                    Err(snapshot) => snapshot.get_range(key, *range),
+                }
+            })
+            .collect()
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        match self.buffered("size", key, |v| Ok(v.map(|v| v.len() as u64)))? {
+            Ok(answer) => Ok(answer),
+            Err(snapshot) => snapshot.size(key),
+        }
+    }
+}
+
+impl WritableStore for TxnStore {
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        check_user_key(key)?;
+        // Copy outside the lock: parallel chunk writers only contend for the insert.
+        let value = value.to_vec();
+        self.with("set", key, |s| {
+            s.writes.put(key, value);
+            Ok(())
+        })
+    }
+
+    fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
+        // Under one lock hold, so the batch is checked whole before any of it is applied.
+        let first = writes.first().map_or("", |w| w.0);
+        self.with("set_partial_values", first, |s| {
+            let mut patched: std::collections::BTreeMap<&str, Vec<u8>> = std::collections::BTreeMap::new();
+            for (key, offset, bytes) in writes {
+                check_user_key(key)?;
+                if !patched.contains_key(key) {
+                    let current = overlay::get(s.snapshot.as_ref(), Some(&s.writes), key)?.unwrap_or_default();
+                    patched.insert(key, current);
+                }
+                let value = patched.get_mut(key).expect("inserted above");
+                let len = value.len() as u64;
+                if *offset > len {
+                    return Err(StoreError::RangeOutOfBounds {
+                        key: (*key).to_owned(),
+                        range: format!("{offset}.."),
+                        len,
+                    });
+                }
+                let start = *offset as usize;
+                let end = start + bytes.len();
+                if value.len() < end {
+                    value.resize(end, 0);
+                }
+                value[start..end].copy_from_slice(bytes);
+            }
+            for (key, value) in patched {
+                s.writes.put(key, value);
+            }
+            Ok(())
+        })
+    }
+
+    fn erase(&self, key: &str) -> Result<(), StoreError> {
+        check_user_key(key)?;
+        self.with("erase", key, |s| {
+            s.writes.delete(key);
+            Ok(())
+        })
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
+        if prefix.is_empty() || super::RESERVED_PREFIX.starts_with(prefix) {
+            // Erase everything but the bookkeeping: each top-level name on its own.
+            let names = self.list_dir("")?;
+            for key in &names.keys {
+                self.erase(key)?;
+            }
+            for child in names.prefixes {
+                self.erase_prefix(&format!("{child}/"))?;
+            }
+            return Ok(());
+        }
+        self.with("erase_prefix", prefix, |s| {
+            s.writes.erase_prefix(prefix);
+            Ok(())
+        })
+    }
+}
+
+impl ListableStore for TxnStore {
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.with("list_prefix", prefix, |s| overlay::list_prefix(s.snapshot.as_ref(), Some(&s.writes), prefix))
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {
+        self.with("list_dir", prefix, |s| overlay::list_dir(s.snapshot.as_ref(), Some(&s.writes), prefix))
+    }
+}
+
+impl Store for TxnStore {
+    fn capabilities(&self) -> StoreCapabilities {
+        self.db.capabilities(true)
+    }
+
+    fn kind(&self) -> &'static str {
+        self.db.backend.name()
+    }
+}
+
+/// An implicit transaction opened by an auto-commit store for one array or group operation.
+pub(super) struct TxnScope(pub(super) Transaction);
+
+impl StoreScope for TxnScope {
+    fn store(&self) -> Arc<dyn Store> {
+        self.0.store()
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        self.0.commit()
+    }
+}

@@ -1,0 +1,78 @@
+//! The interface between the transaction layer and an embedded key/value engine (redb, LMDB,
+//! sled). An engine offers two things only: consistent read snapshots, and atomic application of
+//! a batch of writes. Everything Zarr-shaped (read-your-writes, listing, auto-commit) is built once
+//! on top, in `crate::db`, so every engine behaves the same.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::ByteRange;
+use crate::error::StoreError;
+
+/// A consistent, read-only view of the engine's keys at one commit.
+pub(crate) trait KvSnapshot: Send + Sync {
+    /// The whole value under `key`.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Part of the value under `key`; a range outside the value is `RangeOutOfBounds`.
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// The length of the value under `key`, without copying it.
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError>;
+
+    /// The smallest key `>= from` that starts with `within`: one seek in the engine's B-tree.
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError>;
+
+    /// Every key starting with `prefix`, in order.
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError>;
+}
+
+/// A set of changes applied in one engine transaction: first every erased prefix, then every put
+/// and delete. The transaction layer normalises its operations into this shape (a put after an
+/// erase of its prefix stays in `puts`), so the order of application inside each part is free.
+#[derive(Debug, Default)]
+pub(crate) struct WriteBatch {
+    /// Prefixes whose keys are all removed.
+    pub erased_prefixes: Vec<String>,
+    /// New values (`Some`) and removed keys (`None`).
+    pub puts: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+impl WriteBatch {
+    pub fn is_empty(&self) -> bool {
+        self.erased_prefixes.is_empty() && self.puts.is_empty()
+    }
+}
+
+/// An embedded key/value engine holding one database.
+pub(crate) trait KvEngine: Send + Sync {
+    /// A read snapshot of the latest commit.
+    fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError>;
+
+    /// Apply `batch` atomically. With `durable`, the changes are on disk when this returns.
+    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError>;
+
+    /// Whether a snapshot stays fixed while later commits land (false for sled, whose reads see
+    /// the live tree).
+    fn stable_snapshots(&self) -> bool;
+}
+
+/// Slice `range` out of `value`, or say why it does not fit.
+pub(crate) fn slice_range(key: &str, value: &[u8], range: ByteRange) -> Result<Vec<u8>, StoreError> {
+    let len = value.len() as u64;
+    let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
+        key: key.to_owned(),
+        range: range.describe(),
+        len,
+    })?;
+    Ok(value[r].to_vec())
+}
+
+/// Wrap an engine's own error with the operation and key it happened on.
+pub(crate) fn engine_error<E>(backend: &'static str, operation: &'static str, key: &str) -> impl FnOnce(E) -> StoreError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let key = key.to_owned();
+    move |source| StoreError::Engine { backend, operation, key, source: Box::new(source) }
+}

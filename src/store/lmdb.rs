@@ -1,0 +1,216 @@
+//! The LMDB engine, through heed: a folder holding `data.mdb` and `lock.mdb`; memory-mapped,
+//! copy-on-write B-tree, MVCC read snapshots, several processes may open it at once.
+//!
+//! Zarr keys are the keys of LMDB's unnamed database. A commit is one LMDB write transaction:
+//! fsync of data then meta page in durable mode; `MDB_NOMETASYNC` in fast mode (a system crash may
+//! undo the last commit, never break the tree). The memory map grows by itself: a commit that
+//! meets `MDB_MAP_FULL` is aborted, the map doubled, and the commit retried.
+
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use heed::types::{Bytes, Str};
+use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
+use parking_lot::{Mutex, RawRwLock, RwLock};
+
+use super::kv::{slice_range, KvEngine, KvSnapshot, WriteBatch};
+use super::ByteRange;
+use crate::error::{OpenError, StoreError};
+
+const NAME: &str = "lmdb";
+/// Address space is cheap on 64-bit systems and LMDB only writes the pages it uses, so the map
+/// starts large and rarely needs to grow.
+const DEFAULT_MAP_SIZE: usize = 1 << 40;
+/// How long growing the map waits for open snapshots to end.
+const GROW_WAIT: Duration = Duration::from_secs(30);
+
+type Db = heed::Database<Str, Bytes>;
+
+pub(crate) struct LmdbEngine {
+    env: heed::Env<WithoutTls>,
+    db: Db,
+    /// Snapshots and write transactions hold it shared; growing the map holds it exclusively,
+    /// since LMDB may only remap when no transaction of this process is active.
+    remap: Arc<RwLock<()>>,
+}
+
+impl LmdbEngine {
+    pub fn open(path: &Path, create: bool, durable: bool, map_size: Option<usize>) -> Result<LmdbEngine, OpenError> {
+        let display = path.display().to_string();
+        if create {
+            std::fs::create_dir_all(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
+        }
+        let mut options = EnvOpenOptions::new().read_txn_without_tls();
+        let page = page_size();
+        options.map_size(map_size.unwrap_or(DEFAULT_MAP_SIZE).div_ceil(page) * page).max_readers(1024);
+        if !durable {
+            // SAFETY: MDB_NOMETASYNC keeps the database consistent after a crash (only the last
+            // commit may be undone), which is exactly what fast mode promises.
+            unsafe { options.flags(EnvFlags::NO_META_SYNC) };
+        }
+        // SAFETY: the map is only modified through LMDB, which locks between processes; zarrdb
+        // never opens the file by other means, and remapping waits for every transaction of this
+        // process (`remap`).
+        let env = unsafe { options.open(path) }.map_err(|e| open_error(&display, e))?;
+        let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
+        let db: Db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
+        wtxn.commit().map_err(|e| open_error(&display, e))?;
+        Ok(LmdbEngine { env, db, remap: Arc::new(RwLock::new(())) })
+    }
+
+    fn apply(&self, txn: &mut RwTxn<'_>, batch: &WriteBatch) -> Result<(), heed::Error> {
+        for prefix in &batch.erased_prefixes {
+            let doomed: Vec<String> = {
+                let mut keys = Vec::new();
+                for entry in self.db.prefix_iter(txn, prefix)? {
+                    keys.push(entry?.0.to_owned());
+                }
+                keys
+            };
+            for key in doomed {
+                self.db.delete(txn, &key)?;
+            }
+        }
+        for (key, value) in &batch.puts {
+            match value {
+                Some(v) => self.db.put(txn, key, v)?,
+                None => {
+                    self.db.delete(txn, key)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn try_commit(&self, batch: &WriteBatch) -> Result<(), heed::Error> {
+        let _shared = self.remap.read_recursive();
+        let mut txn = self.env.write_txn()?;
+        self.apply(&mut txn, batch)?;
+        txn.commit()
+    }
+
+    /// Double the map. Waits for this process's snapshots to end.
+    fn grow(&self) -> Result<(), StoreError> {
+        let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
+            return Err(StoreError::Engine {
+                backend: NAME,
+                operation: "grow map",
+                key: String::new(),
+                source: "the LMDB map is full and read snapshots held open for 30 s keep it from growing".into(),
+            });
+        };
+        let size = self.env.info().map_size;
+        // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
+        unsafe { self.env.resize(size.saturating_mul(2)) }.map_err(lmdb_error("grow map", ""))
+    }
+}
+
+impl KvEngine for LmdbEngine {
+    fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        let guard = self.remap.read_arc();
+        let txn = self.env.clone().static_read_txn().map_err(lmdb_error("begin_read", ""))?;
+        Ok(Arc::new(LmdbSnapshot { txn: Mutex::new(txn), db: self.db, _remap: guard }))
+    }
+
+    fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
+        loop {
+            match self.try_commit(&batch) {
+                Ok(()) => return Ok(()),
+                Err(heed::Error::Mdb(MdbError::MapFull)) => self.grow()?,
+                Err(e) => return Err(lmdb_error("commit", "")(e)),
+            }
+        }
+    }
+
+    fn stable_snapshots(&self) -> bool {
+        true
+    }
+}
+
+struct LmdbSnapshot {
+    /// LMDB lets one thread at a time use a read transaction.
+    txn: Mutex<RoTxn<'static, WithoutTls>>,
+    db: Db,
+    _remap: parking_lot::ArcRwLockReadGuard<RawRwLock, ()>,
+}
+
+impl LmdbSnapshot {
+    fn with_value<R>(
+        &self,
+        key: &str,
+        f: impl FnOnce(&[u8]) -> Result<R, StoreError>,
+    ) -> Result<Option<R>, StoreError> {
+        let txn = self.txn.lock();
+        match self.db.get(&txn, key).map_err(lmdb_error("get", key))? {
+            Some(v) => f(v).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+impl KvSnapshot for LmdbSnapshot {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.with_value(key, |v| Ok(v.to_vec()))
+    }
+
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        self.with_value(key, |v| slice_range(key, v, range))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        self.with_value(key, |v| Ok(v.len() as u64))
+    }
+
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+        let txn = self.txn.lock();
+        // LMDB refuses empty keys, even as a bound.
+        let start = if from.is_empty() { Bound::Unbounded } else { Bound::Included(from) };
+        let bounds = (start, Bound::Unbounded);
+        let mut range = self.db.range(&txn, &bounds).map_err(lmdb_error("list", from))?;
+        match range.next() {
+            Some(entry) => {
+                let (k, _) = entry.map_err(lmdb_error("list", from))?;
+                Ok(k.starts_with(within).then(|| k.to_owned()))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let txn = self.txn.lock();
+        let mut keys = Vec::new();
+        // LMDB refuses empty keys, even as a prefix.
+        let start = if prefix.is_empty() { Bound::Unbounded } else { Bound::Included(prefix) };
+        for entry in self.db.range(&txn, &(start, Bound::Unbounded)).map_err(lmdb_error("list", prefix))? {
+            let key = entry.map_err(lmdb_error("list", prefix))?.0;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            keys.push(key.to_owned());
+        }
+        Ok(keys)
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).ok().filter(|s| *s > 0).unwrap_or(4096)
+}
+
+fn lmdb_error(operation: &'static str, key: &str) -> impl FnOnce(heed::Error) -> StoreError {
+    super::kv::engine_error(NAME, operation, key)
+}
+
+fn open_error(path: &str, error: heed::Error) -> OpenError {
+    let path = path.to_owned();
+    match error {
+        heed::Error::Io(source) => OpenError::Io { path, source },
+        e @ heed::Error::Mdb(
+            MdbError::Invalid | MdbError::Corrupted | MdbError::VersionMismatch | MdbError::Incompatible,
+        ) => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
+        e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+    }
+}

@@ -1,0 +1,124 @@
+//! The sled engine: a folder holding a log-structured tree.
+//!
+//! Zarr keys are the keys of sled's default tree. A commit is one atomic `apply_batch`, followed
+//! by `flush` (fsync) in durable mode; in fast mode sled flushes on its own timer. sled has no
+//! long-lived snapshots: reads see the live tree, so a long read can see later commits (each
+//! commit still appears whole to every single read).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::kv::{engine_error, slice_range, KvEngine, KvSnapshot, WriteBatch};
+use super::ByteRange;
+use crate::error::{OpenError, StoreError};
+
+const NAME: &str = "sled";
+
+pub(crate) struct SledEngine {
+    db: sled::Db,
+}
+
+impl SledEngine {
+    pub fn open(path: &Path) -> Result<SledEngine, OpenError> {
+        let db = sled::Config::new().path(path).open().map_err(|e| open_error(path, e))?;
+        Ok(SledEngine { db })
+    }
+}
+
+impl KvEngine for SledEngine {
+    fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        Ok(Arc::new(SledView { tree: (*self.db).clone() }))
+    }
+
+    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        let mut ops = sled::Batch::default();
+        for prefix in &batch.erased_prefixes {
+            for key in self.db.scan_prefix(prefix.as_bytes()).keys() {
+                let key = key.map_err(engine_error(NAME, "erase_prefix", prefix))?;
+                // A put of the same batch, applied after, wins (sled keeps the last op per key).
+                ops.remove(key);
+            }
+        }
+        for (key, value) in batch.puts {
+            match value {
+                Some(v) => ops.insert(key.as_bytes(), v),
+                None => ops.remove(key.as_bytes()),
+            }
+        }
+        self.db.apply_batch(ops).map_err(engine_error(NAME, "commit", ""))?;
+        if durable {
+            self.db.flush().map_err(engine_error(NAME, "flush", ""))?;
+        }
+        Ok(())
+    }
+
+    fn stable_snapshots(&self) -> bool {
+        false
+    }
+}
+
+/// Reads of the live tree (sled has no snapshots).
+struct SledView {
+    tree: sled::Tree,
+}
+
+impl SledView {
+    fn value(&self, key: &str) -> Result<Option<sled::IVec>, StoreError> {
+        self.tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))
+    }
+}
+
+fn utf8_key(key: sled::IVec) -> Result<String, StoreError> {
+    String::from_utf8(key.to_vec()).map_err(|e| StoreError::Engine {
+        backend: NAME,
+        operation: "list",
+        key: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        source: Box::new(e.utf8_error()),
+    })
+}
+
+impl KvSnapshot for SledView {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.value(key)?.map(|v| v.to_vec()))
+    }
+
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        self.value(key)?.map(|v| slice_range(key, &v, range)).transpose()
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        Ok(self.value(key)?.map(|v| v.len() as u64))
+    }
+
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+        match self.tree.range(from.as_bytes()..).keys().next() {
+            Some(key) => {
+                let key = utf8_key(key.map_err(engine_error(NAME, "list", from))?)?;
+                Ok(key.starts_with(within).then_some(key))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        self.tree
+            .scan_prefix(prefix.as_bytes())
+            .keys()
+            .map(|k| utf8_key(k.map_err(engine_error(NAME, "list", prefix))?))
+            .collect()
+    }
+}
+
+fn open_error(path: &Path, error: sled::Error) -> OpenError {
+    let path = path.display().to_string();
+    match error {
+        sled::Error::Io(source) if source.kind() == std::io::ErrorKind::WouldBlock => {
+            OpenError::Locked { path, backend: NAME }
+        }
+        sled::Error::Io(source) => OpenError::Io { path, source },
+        e @ (sled::Error::Corruption { .. } | sled::Error::Unsupported(_)) => {
+            OpenError::Corrupted { path, backend: NAME, source: Box::new(e) }
+        }
+        e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+    }
+}
