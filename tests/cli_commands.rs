@@ -109,7 +109,7 @@ fn errors_are_one_line_and_never_panics() {
         vec!["info", store, "/__zarrdb"],
         vec!["info", store, "/a/../b"],
         vec!["tree", missing.to_str().unwrap()],
-        vec!["tree", "lmdb:/tmp/x"],
+        vec!["tree", &format!("lmdb:{}", missing.display())],
     ] {
         let out = zarrdb(&args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -124,9 +124,33 @@ fn errors_are_one_line_and_never_panics() {
 fn demo_runs_and_keeps_its_dataset_when_given_a_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo");
-    let text = ok_stdout(&["demo", path.to_str().unwrap()]);
+    let locator = format!("dir:{}", path.display());
+    let text = ok_stdout(&["demo", &locator]);
     assert!(text.contains("read back exactly"), "{text}");
     assert!(path.join("simulation/temperature/zarr.json").exists());
-    let out = zarrdb(&["demo", path.to_str().unwrap()]);
+    let out = zarrdb(&["demo", &locator]);
     assert_eq!(out.status.code(), Some(1), "a non-empty target is refused");
+}
+
+#[test]
+fn demo_builds_a_database_that_the_other_commands_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (locator, file) in [
+        (dir.path().join("demo.zarrdb").display().to_string(), dir.path().join("demo.zarrdb")),
+        (format!("lmdb:{}", dir.path().join("demo.lmdb").display()), dir.path().join("demo.lmdb/data.mdb")),
+        (format!("sled:{}", dir.path().join("demo.sled").display()), dir.path().join("demo.sled/db")),
+    ] {
+        let text = ok_stdout(&["demo", &locator]);
+        assert!(text.contains("one transaction per time step"), "{text}");
+        assert!(file.is_file(), "{locator}: {} missing", file.display());
+        // The bare path (no scheme) is recognised from what it holds.
+        let bare = file.parent().filter(|p| p.extension().is_some_and(|e| e != "zarrdb")).unwrap_or(&file);
+        let bare = bare.to_str().unwrap();
+        let check = ok_stdout(&["check", bare]);
+        assert!(check.contains("2 arrays, 33 chunks: 0 problems"), "{locator}: {check}");
+        let info = ok_stdout(&["info", bare, "/simulation", "--json"]);
+        let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+        assert_eq!(info["attributes"]["steps_written"], 24, "{locator}");
+        assert_eq!(zarrdb(&["demo", &locator]).status.code(), Some(1), "{locator}: an existing database is refused");
+    }
 }

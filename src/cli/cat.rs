@@ -8,7 +8,8 @@ use zarrdb::{Array, DataType};
 use super::{locator, render, CliError, CliResult};
 
 pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool, raw: bool) -> CliResult {
-    let store = locator::open(store)?;
+    let opened = locator::open(store)?;
+    let store = opened.store.clone();
     let array = Array::open(store, array)?;
     let Selection { offset, shape, kept } = parse_region(region.unwrap_or(""), array.shape())?;
     let bytes = array.read_region_bytes(&offset, &shape)?;

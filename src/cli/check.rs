@@ -14,7 +14,8 @@ struct Tally {
 }
 
 pub(crate) fn run(store: &str) -> CliResult {
-    let store = locator::open(store)?;
+    let opened = locator::open(store)?;
+    let store = opened.store.clone();
     let mut tally = Tally::default();
     match Node::open(store, "/") {
         Ok(node) => visit(&node, &mut tally),

@@ -1,48 +1,90 @@
-//! `zarrdb demo [PATH]`: a short real run of the main job: a hierarchy with attributes, arrays
-//! written in unaligned regions, read back and checked, then shown as a tree.
+//! `zarrdb demo [LOCATOR]`: a short real run of the main job: a hierarchy with attributes, arrays
+//! written in unaligned regions one transaction per step, read back and checked, then shown as a tree.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
-use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, FillValue, Group, Store};
+use zarrdb::{Array, ArrayMetadata, DataType, Database, DirectoryStore, FillValue, Group, Store};
 
+use super::locator::{self, Kind};
 use super::{CliError, CliResult};
 
-pub(crate) fn run(path: Option<PathBuf>) -> CliResult {
-    let (root, _keep) = match path {
-        Some(p) => {
-            if p.exists() && std::fs::read_dir(&p)?.next().is_some() {
-                return Err(CliError(format!("demo: \"{}\" exists and is not empty", p.display())));
-            }
-            (p, None)
-        }
-        None => {
-            let dir = std::env::temp_dir().join(format!("zarrdb-demo-{}", std::process::id()));
-            (dir.clone(), Some(dir))
-        }
-    };
-    let store: Arc<dyn Store> = Arc::new(DirectoryStore::create(&root)?);
-    let attrs = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
-    Group::create(store.clone(), "/", attrs(json!({"title": "zarrdb demo", "created_by": "zarrdb demo"})))?;
-    Group::create(store.clone(), "/simulation", attrs(json!({"steps": 24, "grid": "64x128"})))?;
+/// Where the demo writes: a database (each time step one transaction) or a directory store.
+enum Target {
+    Database(Database),
+    Directory(Arc<dyn Store>),
+}
 
-    // A 3-d field written one time step at a time, each step split in two unaligned halves.
+impl Target {
+    fn store(&self) -> Arc<dyn Store> {
+        match self {
+            Target::Database(db) => db.store(),
+            Target::Directory(store) => store.clone(),
+        }
+    }
+
+    /// Run `f` as one atomic step where the target has transactions.
+    fn atomically(&self, f: impl FnOnce(Arc<dyn Store>) -> Result<(), zarrdb::Error>) -> Result<(), zarrdb::Error> {
+        match self {
+            Target::Database(db) => {
+                let txn = db.begin_write()?;
+                f(txn.store())?;
+                txn.commit()
+            }
+            Target::Directory(store) => f(store.clone()),
+        }
+    }
+}
+
+pub(crate) fn run(locator: Option<String>) -> CliResult {
+    let temporary = locator.is_none();
+    let locator = locator.unwrap_or_else(|| {
+        let file = std::env::temp_dir().join(format!("zarrdb-demo-{}.zarrdb", std::process::id()));
+        format!("redb:{}", file.display())
+    });
+    let (kind, path) = locator::parse(&locator);
+    let path = PathBuf::from(path);
+    if path.exists() && (path.is_file() || std::fs::read_dir(&path)?.next().is_some()) {
+        return Err(CliError(format!("demo: \"{}\" exists and is not empty", path.display())));
+    }
+    let target = match kind {
+        Kind::Database(backend) => Target::Database(Database::builder().backend(backend).create(&path)?),
+        Kind::Directory => Target::Directory(Arc::new(DirectoryStore::create(&path)?)),
+        Kind::Zip => return Err(CliError("demo: zip stores are not available in this build yet".into())),
+    };
+    let store = target.store();
+    let attrs = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+    target.atomically(|s| {
+        Group::create(s.clone(), "/", attrs(json!({"title": "zarrdb demo", "created_by": "zarrdb demo"})))?;
+        Group::create(s, "/simulation", attrs(json!({"steps": 24, "grid": "64x128", "steps_written": 0})))?;
+        Ok(())
+    })?;
+
+    // A 3-d field written one time step at a time, each step split in two unaligned halves, and
+    // the step counter in the group's attributes: one transaction per step, so a reader never
+    // sees a step half-written or a counter ahead of the data.
     let mut meta = ArrayMetadata::new(DataType::Float32, vec![24, 64, 128], vec![6, 32, 32]);
     meta.fill_value = FillValue::from_json(&json!("NaN"), DataType::Float32)?;
     meta.dimension_names = Some(vec![Some("time".into()), Some("y".into()), Some("x".into())]);
-    let temperature = Array::create(store.clone(), "/simulation/temperature", meta)?;
+    Array::create(store.clone(), "/simulation/temperature", meta)?;
     let value = |t: u64, y: u64, x: u64| 15.0 + 10.0 * ((t as f32) / 4.0 + (y as f32) / 9.0).sin() + (x as f32) / 128.0;
     for t in 0..24 {
-        for (y0, rows) in [(0u64, 37u64), (37, 27)] {
-            let data: Vec<f32> = (y0..y0 + rows).flat_map(|y| (0..128).map(move |x| value(t, y, x))).collect();
-            temperature.write_region(&[t, y0, 0], &[1, rows, 128], &data)?;
-        }
+        target.atomically(|s| {
+            let temperature = Array::open(s.clone(), "/simulation/temperature")?;
+            for (y0, rows) in [(0u64, 37u64), (37, 27)] {
+                let data: Vec<f32> = (y0..y0 + rows).flat_map(|y| (0..128).map(move |x| value(t, y, x))).collect();
+                temperature.write_region(&[t, y0, 0], &[1, rows, 128], &data)?;
+            }
+            let mut group = Group::open(s, "/simulation")?;
+            let mut attributes = group.attributes();
+            attributes.insert("steps_written".into(), json!(t + 1));
+            group.set_attributes(attributes)
+        })?;
     }
     // A counter array written only in part: the rest reads as the fill value.
-    let counts =
-        Array::create(store.clone(), "/simulation/counts", ArrayMetadata::new(DataType::Int64, vec![1000], vec![100]))?;
-    counts.write_region(&[250], &[3], &[7i64, 8, 9])?;
+    Array::create(store.clone(), "/simulation/counts", ArrayMetadata::new(DataType::Int64, vec![1000], vec![100]))?
+        .write_region(&[250], &[3], &[7i64, 8, 9])?;
 
     // Read everything back through fresh handles and check it.
     let temperature = Array::open(store.clone(), "/simulation/temperature")?;
@@ -59,16 +101,26 @@ pub(crate) fn run(path: Option<PathBuf>) -> CliResult {
         return Err(CliError(format!("demo: read-back check failed ({mismatches} mismatching elements)")));
     }
     let stored = temperature.stored_chunks()?.len();
-    println!("built a demo hierarchy in {}", root.display());
+    let steps = Group::open(store.clone(), "/simulation")?.attributes().get("steps_written").cloned();
+    if steps != Some(json!(24)) {
+        return Err(CliError(format!("demo: read-back check failed (steps_written is {steps:?})")));
+    }
+    let how = match &target {
+        Target::Database(db) => format!("a {} database, one transaction per time step", db.backend().name()),
+        Target::Directory(_) => "a directory store (no transactions)".to_owned(),
+    };
+    println!("built a demo hierarchy in {} ({how})", path.display());
     println!(
-        "temperature: {} elements written in 48 region writes, {stored} chunks stored, read back exactly",
+        "temperature: {} elements written in 48 region writes over 24 steps, {stored} chunks stored, read back exactly",
         all.len()
     );
     println!("counts: 3 of 1000 elements written, 1 of 10 chunks stored\n");
-    super::tree::run(&root.display().to_string())?;
-    if _keep.is_some() {
-        std::fs::remove_dir_all(&root)?;
-        println!("\n(removed {}; pass a PATH to keep the dataset)", root.display());
+    // The tree below opens the database afresh; this handle must be closed first.
+    drop((temperature, store, target));
+    super::tree::run(&locator)?;
+    if temporary {
+        std::fs::remove_file(&path)?;
+        println!("\n(removed {}; pass a LOCATOR to keep the dataset)", path.display());
     }
     Ok(())
 }

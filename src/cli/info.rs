@@ -6,7 +6,8 @@ use zarrdb::{Array, Node};
 use super::{locator, render, CliResult};
 
 pub(crate) fn run(store: &str, node: &str, as_json: bool) -> CliResult {
-    let store = locator::open(store)?;
+    let opened = locator::open(store)?;
+    let store = opened.store.clone();
     let node = Node::open(store, node)?;
     let doc = describe(&node)?;
     if as_json {

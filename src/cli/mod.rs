@@ -26,7 +26,7 @@ struct Cli {
 enum Command {
     /// Show the hierarchy: names, shapes, data types, chunk shapes, codecs, implicit groups.
     Tree {
-        /// Store locator: a directory, or `dir:PATH`.
+        /// Store locator: a database file, an LMDB or sled folder, a directory; or `redb:`, `lmdb:`, `sled:`, `dir:` + PATH.
         store: String,
     },
     /// Show a node's metadata and storage figures.
@@ -79,10 +79,11 @@ enum Command {
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
-    /// Build a small real dataset, show its tree and read it back.
+    /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
-        /// Where to build it (a new or empty directory); default: a fresh temporary directory.
-        path: Option<std::path::PathBuf>,
+        /// Where to build it: a store locator naming nothing yet or an empty folder (default: a
+        /// temporary redb file, removed afterwards).
+        locator: Option<String>,
     },
 }
 
@@ -107,7 +108,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Bench { workloads, backends, runs, json, dir } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir })
         }
-        Command::Demo { path } => demo::run(path),
+        Command::Demo { locator } => demo::run(locator),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

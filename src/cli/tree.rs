@@ -7,7 +7,8 @@ use zarrdb::{Group, Node};
 use super::{locator, render, CliResult};
 
 pub(crate) fn run(store: &str) -> CliResult {
-    let store = locator::open(store)?;
+    let opened = locator::open(store)?;
+    let store = opened.store.clone();
     let root = Node::open(store, "/")?;
     let mut out = String::new();
     match &root {

@@ -207,6 +207,7 @@ fn lmdb_error(operation: &'static str, key: &str) -> impl FnOnce(heed::Error) ->
 fn open_error(path: &str, error: heed::Error) -> OpenError {
     let path = path.to_owned();
     match error {
+        heed::Error::EnvAlreadyOpened => OpenError::Locked { path, backend: NAME },
         heed::Error::Io(source) => OpenError::Io { path, source },
         e @ heed::Error::Mdb(
             MdbError::Invalid | MdbError::Corrupted | MdbError::VersionMismatch | MdbError::Incompatible,

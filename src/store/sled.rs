@@ -112,7 +112,8 @@ impl KvSnapshot for SledView {
 fn open_error(path: &Path, error: sled::Error) -> OpenError {
     let path = path.display().to_string();
     match error {
-        sled::Error::Io(source) if source.kind() == std::io::ErrorKind::WouldBlock => {
+        // sled reports a held file lock as an `Other` I/O error with this text.
+        sled::Error::Io(source) if source.to_string().starts_with("could not acquire lock") => {
             OpenError::Locked { path, backend: NAME }
         }
         sled::Error::Io(source) => OpenError::Io { path, source },
