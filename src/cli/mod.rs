@@ -63,10 +63,11 @@ enum Command {
     },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     Bench {
-        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial. Default: the four whole-array ones.
+        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children.
+        /// Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,
-        /// Backend (repeatable): directory, memory. Default: directory.
+        /// Backend (repeatable): redb, lmdb, sled, directory, memory. Default: redb, lmdb, sled, directory.
         #[arg(long = "backend")]
         backends: Vec<String>,
         /// Runs per figure; the median is reported.
@@ -75,9 +76,13 @@ enum Command {
         /// Print one JSON array of figures.
         #[arg(long)]
         json: bool,
-        /// Where directory stores are created (default: the system temporary directory).
+        /// Where stores are created (default: the system temporary directory).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+        /// Commit durably (fsync) on the databases; by default they commit fast, like the
+        /// directory store, which never fsyncs.
+        #[arg(long)]
+        durable: bool,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
@@ -105,8 +110,8 @@ pub(crate) fn run() -> ExitCode {
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
         Command::Check { store } => check::run(&store),
-        Command::Bench { workloads, backends, runs, json, dir } => {
-            bench::run(bench::Options { workloads, backends, runs, json, dir })
+        Command::Bench { workloads, backends, runs, json, dir, durable } => {
+            bench::run(bench::Options { workloads, backends, runs, json, dir, durable })
         }
         Command::Demo { locator } => demo::run(locator),
     };

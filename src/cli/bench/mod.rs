@@ -3,18 +3,21 @@
 
 mod counting;
 pub(crate) mod data;
+mod list_children;
 mod sharded_partial;
+mod target;
 mod whole_array;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{DirectoryStore, MemoryStore, Store};
+use zarrdb::Durability;
 
 use super::{CliError, CliResult};
+use target::Target;
 
-pub(crate) const BACKENDS: [&str; 2] = ["directory", "memory"];
+/// Workloads that are not whole-array ones.
+const ENGINE_WORKLOADS: [&str; 2] = ["sharded_partial", "list_children"];
 
 /// Options of `zarrdb bench`.
 pub(crate) struct Options {
@@ -23,17 +26,7 @@ pub(crate) struct Options {
     pub runs: usize,
     pub json: bool,
     pub dir: Option<PathBuf>,
-}
-
-/// An empty store of the backend; directory stores live at `base`, emptied first.
-fn fresh_store(backend: &str, base: &std::path::Path) -> Result<Arc<dyn Store>, CliError> {
-    Ok(match backend {
-        "memory" => Arc::new(MemoryStore::new()),
-        _ => {
-            let _ = std::fs::remove_dir_all(base);
-            Arc::new(DirectoryStore::create(base)?)
-        }
-    })
+    pub durable: bool,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -47,78 +40,94 @@ pub(crate) fn run(opts: Options) -> CliResult {
     } else {
         opts.workloads.clone()
     };
-    let backends: Vec<String> = if opts.backends.is_empty() { vec!["directory".into()] } else { opts.backends.clone() };
+    let backends: Vec<String> = if opts.backends.is_empty() {
+        ["redb", "lmdb", "sled", "directory"].map(String::from).to_vec()
+    } else {
+        opts.backends.clone()
+    };
     for w in &workloads {
-        if !whole_array::NAMES.contains(&w.as_str()) && w != "sharded_partial" {
+        if !whole_array::NAMES.contains(&w.as_str()) && !ENGINE_WORKLOADS.contains(&w.as_str()) {
             return Err(CliError(format!(
-                "unknown workload \"{w}\" (this build has: {}, sharded_partial)",
-                whole_array::NAMES.join(", ")
-            )));
-        }
-    }
-    for b in &backends {
-        if !BACKENDS.contains(&b.as_str()) {
-            return Err(CliError(format!(
-                "backend \"{b}\" is not available in this build (available: {})",
-                BACKENDS.join(", ")
+                "unknown workload \"{w}\" (this build has: {}, {})",
+                whole_array::NAMES.join(", "),
+                ENGINE_WORKLOADS.join(", ")
             )));
         }
     }
     let base = opts.dir.clone().unwrap_or_else(std::env::temp_dir).join(format!("zarrdb-bench-{}", std::process::id()));
+    let durability = if opts.durable { Durability::Durable } else { Durability::Fast };
+    let targets = backends.iter().map(|b| Target::new(b, &base, durability)).collect::<Result<Vec<_>, _>>()?;
     let mut results = Vec::new();
     for workload in &workloads {
-        if workload == "sharded_partial" {
-            for backend in &backends {
-                let store = fresh_store(backend, &base)?;
-                let figure = sharded_partial::run(store, backend)?;
-                let _ = std::fs::remove_dir_all(&base);
-                if !opts.json {
-                    println!(
-                        "sharded_partial {backend:<10} {} regions/s, {} bytes fetched per region (inner chunk {} bytes + index {} bytes)",
-                        figure["regions_per_s"], figure["bytes_fetched_per_region"], figure["inner_chunk_bytes"], figure["index_bytes"]
-                    );
+        for target in &targets {
+            let figure = match workload.as_str() {
+                "sharded_partial" => sharded_partial::run(target.create()?, &target.name)?,
+                "list_children" if target.name == "directory" => {
+                    if !opts.json {
+                        println!("list_children   directory  skipped: it would create 1,000,000 files");
+                    }
+                    continue;
                 }
-                results.push(figure);
-            }
-            continue;
-        }
-        let data = whole_array::data(workload);
-        let mb = data.len() as f64 / 1e6;
-        for backend in &backends {
-            let mut writes = Vec::new();
-            let mut reads = Vec::new();
-            let mut stored = 0;
-            for _ in 0..opts.runs.max(1) {
-                let store = fresh_store(backend, &base)?;
-                let run = whole_array::run_once(workload, store, &data)?;
-                writes.push(mb / run.write_s);
-                reads.push(mb / run.read_s);
-                stored = run.stored_bytes;
-            }
-            let _ = std::fs::remove_dir_all(&base);
-            let figure = json!({
-                "workload": workload,
-                "backend": backend,
-                "write_MBps": (median(writes) * 10.0).round() / 10.0,
-                "read_MBps": (median(reads) * 10.0).round() / 10.0,
-                "runs": opts.runs.max(1),
-                "uncompressed_MB": (mb * 10.0).round() / 10.0,
-                "stored_MB": (stored as f64 / 1e5).round() / 10.0,
-            });
+                "list_children" => list_children::run(target)?,
+                _ => whole(workload, target, opts.runs.max(1))?,
+            };
+            target.remove();
             if !opts.json {
-                println!(
-                    "{workload:<13} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB)",
-                    figure["write_MBps"].as_f64().unwrap_or(0.0),
-                    figure["read_MBps"].as_f64().unwrap_or(0.0),
-                    figure["stored_MB"],
-                    figure["uncompressed_MB"],
-                );
+                print_figure(&figure);
             }
             results.push(figure);
         }
     }
+    let _ = std::fs::remove_dir_all(&base);
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&Value::Array(results))?);
     }
     Ok(())
+}
+
+/// Medians of `runs` runs of a whole-array workload.
+fn whole(workload: &str, target: &Target, runs: usize) -> Result<Value, CliError> {
+    let data = whole_array::data(workload);
+    let mb = data.len() as f64 / 1e6;
+    let mut writes = Vec::new();
+    let mut reads = Vec::new();
+    let mut stored = 0;
+    for _ in 0..runs {
+        let run = whole_array::run_once(workload, target, &data)?;
+        writes.push(mb / run.write_s);
+        reads.push(mb / run.read_s);
+        stored = run.stored_bytes;
+    }
+    Ok(json!({
+        "workload": workload,
+        "backend": target.name,
+        "durability": target.durability_label(),
+        "write_MBps": (median(writes) * 10.0).round() / 10.0,
+        "read_MBps": (median(reads) * 10.0).round() / 10.0,
+        "runs": runs,
+        "uncompressed_MB": (mb * 10.0).round() / 10.0,
+        "stored_MB": (stored as f64 / 1e5).round() / 10.0,
+    }))
+}
+
+fn print_figure(f: &Value) {
+    let (workload, backend) = (f["workload"].as_str().unwrap_or(""), f["backend"].as_str().unwrap_or(""));
+    match workload {
+        "sharded_partial" => println!(
+            "sharded_partial {backend:<10} {} regions/s, {} bytes fetched per region (inner chunk {} bytes + index {} bytes)",
+            f["regions_per_s"], f["bytes_fetched_per_region"], f["inner_chunk_bytes"], f["index_bytes"]
+        ),
+        "list_children" => println!(
+            "list_children   {backend:<10} {} ms to list {} children, one array holding {} chunk keys",
+            f["ms"], f["children"], f["chunk_keys"]
+        ),
+        _ => println!(
+            "{workload:<15} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB; commits: {})",
+            f["write_MBps"].as_f64().unwrap_or(0.0),
+            f["read_MBps"].as_f64().unwrap_or(0.0),
+            f["stored_MB"],
+            f["uncompressed_MB"],
+            f["durability"].as_str().unwrap_or(""),
+        ),
+    }
 }

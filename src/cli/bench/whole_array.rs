@@ -2,13 +2,13 @@
 //! ../shared/bench/workloads.json): create, write the whole array in one call, open afresh, read it
 //! whole in one call; MB/s of uncompressed bytes.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig, Store};
+use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig};
 
 use super::data::bench_bytes;
+use super::target::Target;
 use crate::cli::CliError;
 
 pub(crate) const NAMES: [&str; 4] = ["big_zstd", "big_raw", "small_chunks", "sharded"];
@@ -48,17 +48,20 @@ pub(crate) struct Run {
     pub stored_bytes: u64,
 }
 
-/// Write and read the workload once on `store`; the read is checked against the data.
-pub(crate) fn run_once(name: &str, store: Arc<dyn Store>, data: &[u8]) -> Result<Run, CliError> {
+/// Write and read the workload once on a fresh store of `target`, reopened between the two; the
+/// read is checked against the data.
+pub(crate) fn run_once(name: &str, target: &Target, data: &[u8]) -> Result<Run, CliError> {
     let meta = metadata(name).ok_or_else(|| CliError(format!("unknown workload \"{name}\"")))?;
     let shape = meta.shape.clone();
     let zeros = vec![0; shape.len()];
+    let store = target.create()?;
     let array = Array::create(store.clone(), "/bench", meta)?;
     let start = Instant::now();
     array.write_region_bytes(&zeros, &shape, data)?;
     let write_s = start.elapsed().as_secs_f64();
-    drop(array);
+    drop((array, store));
     let start = Instant::now();
+    let store = target.reopen()?;
     let array = Array::open(store.clone(), "/bench")?;
     let back = array.read_region_bytes(&zeros, &shape)?;
     let read_s = start.elapsed().as_secs_f64();

@@ -1,0 +1,84 @@
+//! Where a benchmark runs: a backend at a path, created empty for each run and reopened for the
+//! read half, as a user's program would reopen its dataset.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use zarrdb::{Backend, Database, DirectoryStore, Durability, MemoryStore, Store};
+
+use crate::cli::CliError;
+
+/// The backends `zarrdb bench` knows.
+pub(crate) const BACKENDS: [&str; 5] = ["redb", "lmdb", "sled", "directory", "memory"];
+
+pub(crate) struct Target {
+    pub name: String,
+    path: PathBuf,
+    durability: Durability,
+    /// The memory store outlives its handles, so "reopening" finds the data.
+    memory: Mutex<Option<Arc<dyn Store>>>,
+}
+
+impl Target {
+    pub fn new(name: &str, base: &Path, durability: Durability) -> Result<Target, CliError> {
+        if !BACKENDS.contains(&name) {
+            return Err(CliError(format!("unknown backend \"{name}\" (available: {})", BACKENDS.join(", "))));
+        }
+        let path = base.join(format!("bench-{name}"));
+        Ok(Target { name: name.to_owned(), path, durability, memory: Mutex::new(None) })
+    }
+
+    fn database(&self) -> Option<Backend> {
+        match self.name.as_str() {
+            "redb" => Some(Backend::Redb),
+            "lmdb" => Some(Backend::Lmdb),
+            "sled" => Some(Backend::Sled),
+            _ => None,
+        }
+    }
+
+    /// Whether commits on this backend can be made durable (directory and memory never fsync).
+    pub fn durability_label(&self) -> &'static str {
+        match (self.database(), self.durability) {
+            (None, _) => "none",
+            (Some(_), Durability::Durable) => "durable",
+            (Some(_), _) => "fast",
+        }
+    }
+
+    /// An empty store.
+    pub fn create(&self) -> Result<Arc<dyn Store>, CliError> {
+        self.remove();
+        if let Some(parent) = self.path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let store: Arc<dyn Store> = match self.database() {
+            Some(backend) => {
+                Database::builder().backend(backend).durability(self.durability).create(&self.path)?.store()
+            }
+            None if self.name == "memory" => Arc::new(MemoryStore::new()),
+            None => Arc::new(DirectoryStore::create(&self.path)?),
+        };
+        *self.memory.lock() = (self.name == "memory").then(|| store.clone());
+        Ok(store)
+    }
+
+    /// The store created last, opened afresh. Every handle on it must be dropped first.
+    pub fn reopen(&self) -> Result<Arc<dyn Store>, CliError> {
+        Ok(match self.database() {
+            Some(backend) => Database::builder().backend(backend).durability(self.durability).open(&self.path)?.store(),
+            None if self.name == "memory" => {
+                self.memory.lock().clone().ok_or_else(|| CliError("bench: memory store reopened before creation".into()))?
+            }
+            None => Arc::new(DirectoryStore::open(&self.path)?),
+        })
+    }
+
+    /// Delete what the backend wrote.
+    pub fn remove(&self) {
+        *self.memory.lock() = None;
+        let _ = std::fs::remove_dir_all(&self.path);
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
