@@ -23,10 +23,35 @@ fn get_set_overwrite(store: &dyn Store) {
     assert_eq!(store.get("a").unwrap(), None);
 }
 
+/// Values larger than a page, which databases may split behind the interface: whole and partial
+/// reads across the splits, sizes, overwriting with a shorter value, erasing, listing.
 fn large_value(store: &dyn Store) {
     let value: Vec<u8> = (0..(1 << 20) + 7).map(|i: u32| (i % 251) as u8).collect();
     store.set("big/c/0", &value).unwrap();
+    store.set("big/c/00", b"after").unwrap();
     assert_eq!(store.get("big/c/0").unwrap().as_deref(), Some(&value[..]));
+    assert_eq!(store.size("big/c/0").unwrap(), Some(value.len() as u64));
+    let ranges = [
+        ByteRange::FromStart { offset: 500_000, length: Some(100_000) },
+        ByteRange::FromStart { offset: 1 << 20, length: None },
+        ByteRange::Suffix(10),
+    ];
+    let requests: Vec<(&str, ByteRange)> = ranges.iter().map(|r| ("big/c/0", *r)).collect();
+    let parts = store.get_partial_values(&requests).unwrap();
+    assert_eq!(parts[0].as_deref(), Some(&value[500_000..600_000]));
+    assert_eq!(parts[1].as_deref(), Some(&value[1 << 20..]));
+    assert_eq!(parts[2].as_deref(), Some(&value[value.len() - 10..]));
+    let shorter = &value[..300_000];
+    store.set("big/c/0", shorter).unwrap();
+    assert_eq!(store.get("big/c/0").unwrap().as_deref(), Some(shorter));
+    assert_eq!(store.size("big/c/0").unwrap(), Some(300_000));
+    assert_eq!(keys(store), vec!["big/c/0", "big/c/00"]);
+    assert_eq!(store.list_dir("big/c/").unwrap(), DirListing { keys: vec!["0".into(), "00".into()], prefixes: vec![] });
+    store.set("big/c/0", &value).unwrap();
+    store.erase("big/c/0").unwrap();
+    assert_eq!(store.get("big/c/0").unwrap(), None);
+    assert_eq!(store.size("big/c/0").unwrap(), None);
+    assert_eq!(keys(store), vec!["big/c/00"]);
 }
 
 fn invalid_keys(store: &dyn Store) {

@@ -242,7 +242,14 @@ pub(crate) struct DbShared {
 
 impl DbShared {
     fn capabilities(&self, writable: bool) -> StoreCapabilities {
-        StoreCapabilities { readable: true, writable, partial_writes: writable, listable: true, atomic_multi_key: true }
+        StoreCapabilities {
+            readable: true,
+            writable,
+            partial_writes: writable,
+            listable: true,
+            atomic_multi_key: true,
+            stable_snapshots: self.engine.stable_snapshots(),
+        }
     }
 
     fn would_deadlock(&self) -> Result<(), Error> {

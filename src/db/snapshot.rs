@@ -39,7 +39,8 @@ impl std::fmt::Debug for Snapshot {
 impl Snapshot {
     pub(super) fn begin(db: &DbShared) -> Result<Snapshot, Error> {
         let snapshot = db.engine.snapshot()?;
-        Ok(Snapshot { store: Arc::new(SnapshotStore { snapshot, kind: db.backend.name() }) })
+        let store = SnapshotStore { snapshot, kind: db.backend.name(), stable: db.engine.stable_snapshots() };
+        Ok(Snapshot { store: Arc::new(store) })
     }
 
     /// The read-only store of this snapshot; writes through it are [`StoreError::Unsupported`].
@@ -51,6 +52,7 @@ impl Snapshot {
 pub(crate) struct SnapshotStore {
     snapshot: Arc<dyn KvSnapshot>,
     kind: &'static str,
+    stable: bool,
 }
 
 impl SnapshotStore {
@@ -117,6 +119,7 @@ impl Store for SnapshotStore {
             partial_writes: false,
             listable: true,
             atomic_multi_key: true,
+            stable_snapshots: self.stable,
         }
     }
 

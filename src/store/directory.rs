@@ -300,6 +300,7 @@ impl Store for DirectoryStore {
             partial_writes: true,
             listable: true,
             atomic_multi_key: false,
+            stable_snapshots: false,
         }
     }
 

@@ -144,6 +144,7 @@ impl Store for MemoryStore {
             partial_writes: true,
             listable: true,
             atomic_multi_key: false,
+            stable_snapshots: false,
         }
     }
 

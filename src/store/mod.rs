@@ -69,8 +69,11 @@ pub struct StoreCapabilities {
     pub partial_writes: bool,
     /// `list`, `list_prefix`, `list_dir`.
     pub listable: bool,
-    /// Several keys can change in one atomic step.
+    /// Several keys can change in one atomic step (transactions).
     pub atomic_multi_key: bool,
+    /// A read scope ([`Store::begin_scope`], a database snapshot) sees one commit however long it
+    /// is held. False for sled (reads see the live tree) and for stores without snapshots.
+    pub stable_snapshots: bool,
 }
 
 /// The children of a prefix, as returned by [`ListableStore::list_dir`].

@@ -68,9 +68,11 @@ impl Target {
     pub fn reopen(&self) -> Result<Arc<dyn Store>, CliError> {
         Ok(match self.database() {
             Some(backend) => Database::builder().backend(backend).durability(self.durability).open(&self.path)?.store(),
-            None if self.name == "memory" => {
-                self.memory.lock().clone().ok_or_else(|| CliError("bench: memory store reopened before creation".into()))?
-            }
+            None if self.name == "memory" => self
+                .memory
+                .lock()
+                .clone()
+                .ok_or_else(|| CliError("bench: memory store reopened before creation".into()))?,
             None => Arc::new(DirectoryStore::open(&self.path)?),
         })
     }

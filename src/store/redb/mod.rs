@@ -1,0 +1,286 @@
+//! The redb engine: one file, a copy-on-write B-tree, MVCC read snapshots.
+//!
+//! All keys live in one table, `zarr` (`&[u8]` keys in bytewise order): each Zarr key holds its
+//! value, large values split into page-sized segments (`layout.rs`). A commit is one redb write
+//! transaction: `Durability::Immediate` in durable mode, `Durability::None` in fast mode (made
+//! durable by the next durable commit, or when the database closes).
+
+mod layout;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
+
+use super::kv::{engine_error, KvEngine, KvSnapshot, WriteBatch};
+use super::ByteRange;
+use crate::error::{OpenError, StoreError};
+use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
+
+const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("zarr");
+const NAME: &str = "redb";
+
+pub(crate) struct RedbEngine {
+    db: redb::Database,
+    /// A fast-mode commit has not yet been made durable.
+    unsynced: AtomicBool,
+}
+
+impl RedbEngine {
+    pub fn open(path: &Path, create: bool, cache_size: Option<usize>) -> Result<RedbEngine, OpenError> {
+        let mut builder = redb::Builder::new();
+        if let Some(bytes) = cache_size {
+            builder.set_cache_size(bytes);
+        }
+        let opened = if create { builder.create(path) } else { builder.open(path) };
+        let db = opened.map_err(|e| open_error(path, e))?;
+        Ok(RedbEngine { db, unsynced: AtomicBool::new(false) })
+    }
+
+    fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
+        let mut txn = self.db.begin_write().map_err(engine_error(NAME, "begin_write", ""))?;
+        let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
+        txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
+        {
+            let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+            for prefix in &batch.erased_prefixes {
+                let doomed = keys_from(&table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
+                    .map_err(engine_error(NAME, "erase_prefix", prefix))?;
+                remove_all(&mut table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
+            }
+            for (key, value) in &batch.puts {
+                put(&mut table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
+            }
+        }
+        txn.commit().map_err(engine_error(NAME, "commit", ""))
+    }
+}
+
+/// Store `value` (or remove the key) with its segments, dropping segments a longer old value left.
+fn put(table: &mut Table<&[u8], &[u8]>, key: &str, value: Option<&[u8]>) -> Result<(), redb::StorageError> {
+    let mut segments = 0u32;
+    match value {
+        Some(v) => {
+            let size = segment_size(key);
+            table.insert(key.as_bytes(), &v[..v.len().min(size)])?;
+            for (i, piece) in v.chunks(size).enumerate().skip(1) {
+                table.insert(segment_key(key, i as u32).as_slice(), piece)?;
+            }
+            segments = v.len().div_ceil(size).max(1) as u32;
+        }
+        None => {
+            table.remove(key.as_bytes())?;
+        }
+    }
+    let (first, last) = continuation_bounds(key);
+    let first = if segments > 1 { segment_key(key, segments) } else { first };
+    let stale = keys_in(table, &first, &last)?;
+    remove_all(table, &stale)
+}
+
+fn keys_in(table: &Table<&[u8], &[u8]>, first: &[u8], last: &[u8]) -> Result<Vec<Vec<u8>>, redb::StorageError> {
+    let mut keys = Vec::new();
+    for entry in table.range(first..=last)? {
+        keys.push(entry?.0.value().to_vec());
+    }
+    Ok(keys)
+}
+
+fn keys_from(
+    table: &Table<&[u8], &[u8]>,
+    from: &[u8],
+    keep: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<Vec<u8>>, redb::StorageError> {
+    let mut keys = Vec::new();
+    for entry in table.range(from..)? {
+        let (k, _) = entry?;
+        if !keep(k.value()) {
+            break;
+        }
+        keys.push(k.value().to_vec());
+    }
+    Ok(keys)
+}
+
+fn remove_all(table: &mut Table<&[u8], &[u8]>, keys: &[Vec<u8>]) -> Result<(), redb::StorageError> {
+    for key in keys {
+        table.remove(key.as_slice())?;
+    }
+    Ok(())
+}
+
+impl KvEngine for RedbEngine {
+    fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        let txn = self.db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
+        let table = match txn.open_table(TABLE) {
+            Ok(t) => Some(t),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+        };
+        Ok(Arc::new(RedbSnapshot { table }))
+    }
+
+    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        self.apply(&batch, durable)?;
+        self.unsynced.store(!durable, Ordering::Release);
+        Ok(())
+    }
+
+    fn stable_snapshots(&self) -> bool {
+        true
+    }
+}
+
+impl Drop for RedbEngine {
+    fn drop(&mut self) {
+        // redb keeps `Durability::None` commits off the disk until a durable commit follows, so a
+        // fast-mode database closed cleanly would otherwise lose them. An empty durable commit
+        // persists them. An error here has no caller to go to; the commits stay lost as after a crash.
+        if self.unsynced.load(Ordering::Acquire) {
+            let _ = self.apply(&WriteBatch::default(), true);
+        }
+    }
+}
+
+struct RedbSnapshot {
+    /// `None` in a database where nothing was ever written.
+    table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+}
+
+impl RedbSnapshot {
+    /// The length of the value under `key`, and of its first segment.
+    fn lengths(&self, table: &ReadOnlyTable<&[u8], &[u8]>, key: &str) -> Result<Option<(u64, usize)>, StoreError> {
+        let err = engine_error(NAME, "size", key);
+        let Some(first) = table.get(key.as_bytes()).map_err(err)? else { return Ok(None) };
+        let first_len = first.value().len();
+        let (lo, hi) = continuation_bounds(key);
+        let last = table.range(lo.as_slice()..=hi.as_slice()).map_err(engine_error(NAME, "size", key))?.next_back();
+        let total = match last {
+            None => first_len as u64,
+            Some(entry) => {
+                let (k, v) = entry.map_err(engine_error(NAME, "size", key))?;
+                let index = continuation_index(k.value()).unwrap_or(0) as u64;
+                index * segment_size(key) as u64 + v.value().len() as u64
+            }
+        };
+        Ok(Some((total, first_len)))
+    }
+
+    /// Bytes `start..end` of the value under `key`, whose length is known.
+    fn read(
+        &self,
+        table: &ReadOnlyTable<&[u8], &[u8]>,
+        key: &str,
+        start: usize,
+        end: usize,
+    ) -> Result<Vec<u8>, StoreError> {
+        let size = segment_size(key);
+        let mut out = Vec::with_capacity(end - start);
+        let mut index = start / size;
+        while index * size < end {
+            let k = segment_key(key, index as u32);
+            let guard = table.get(k.as_slice()).map_err(engine_error(NAME, "get", key))?;
+            let seg = guard.as_ref().map(|g| g.value()).unwrap_or_default();
+            let lo = start.saturating_sub(index * size).min(seg.len());
+            let hi = (end - index * size).min(seg.len());
+            if lo >= hi {
+                return Err(missing_segment(key, index));
+            }
+            out.extend_from_slice(&seg[lo..hi]);
+            index += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// A segment the value's length says must exist is absent or short: the file is damaged.
+fn missing_segment(key: &str, index: usize) -> StoreError {
+    StoreError::Engine {
+        backend: NAME,
+        operation: "get",
+        key: key.to_owned(),
+        source: format!("segment {index} of the value is missing or short").into(),
+    }
+}
+
+impl KvSnapshot for RedbSnapshot {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get_range(key, ByteRange::FromStart { offset: 0, length: None })
+    }
+
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(table) = &self.table else { return Ok(None) };
+        let Some((len, _)) = self.lengths(table, key)? else { return Ok(None) };
+        let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
+            key: key.to_owned(),
+            range: range.describe(),
+            len,
+        })?;
+        if r.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        self.read(table, key, r.start, r.end).map(Some)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        let Some(table) = &self.table else { return Ok(None) };
+        Ok(self.lengths(table, key)?.map(|(len, _)| len))
+    }
+
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+        let Some(table) = &self.table else { return Ok(None) };
+        let mut start = from.as_bytes().to_vec();
+        loop {
+            let mut range = table.range(start.as_slice()..).map_err(engine_error(NAME, "list", from))?;
+            let Some(entry) = range.next() else { return Ok(None) };
+            let (k, _) = entry.map_err(engine_error(NAME, "list", from))?;
+            let k = k.value();
+            if continuation_index(k).is_some() {
+                // Landed inside a value's segments (`from` ended in NUL): step past them.
+                let nul = k.iter().position(|&b| b == 0).unwrap_or(k.len());
+                start = past_continuations(&k[..nul]);
+                continue;
+            }
+            let key = utf8(k, from)?;
+            return Ok(key.starts_with(within).then_some(key));
+        }
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let Some(table) = &self.table else { return Ok(Vec::new()) };
+        let mut keys = Vec::new();
+        for entry in table.range(prefix.as_bytes()..).map_err(engine_error(NAME, "list", prefix))? {
+            let (k, _) = entry.map_err(engine_error(NAME, "list", prefix))?;
+            let k = k.value();
+            if !k.starts_with(prefix.as_bytes()) {
+                break;
+            }
+            if continuation_index(k).is_none() {
+                keys.push(utf8(k, prefix)?);
+            }
+        }
+        Ok(keys)
+    }
+}
+
+fn utf8(key: &[u8], context: &str) -> Result<String, StoreError> {
+    String::from_utf8(key.to_vec()).map_err(|e| StoreError::Engine {
+        backend: NAME,
+        operation: "list",
+        key: context.to_owned(),
+        source: Box::new(e.utf8_error()),
+    })
+}
+
+fn open_error(path: &Path, error: redb::DatabaseError) -> OpenError {
+    let path = path.display().to_string();
+    match error {
+        redb::DatabaseError::DatabaseAlreadyOpen => OpenError::Locked { path, backend: NAME },
+        redb::DatabaseError::Storage(redb::StorageError::Io(source)) => OpenError::Io { path, source },
+        e @ (redb::DatabaseError::Storage(redb::StorageError::Corrupted(_))
+        | redb::DatabaseError::UpgradeRequired(_)
+        | redb::DatabaseError::RepairAborted) => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
+        e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+    }
+}
