@@ -32,6 +32,9 @@ pub(crate) fn parse(locator: &str) -> (Kind, &str) {
     let path = Path::new(locator);
     let kind = if locator.ends_with(".zip") {
         Kind::Zip
+    } else if path.join("zarr.json").is_file() {
+        // A Zarr folder may hold nodes named like engine files; no engine writes a zarr.json.
+        Kind::Directory
     } else if path.join("data.mdb").is_file() {
         Kind::Database(Backend::Lmdb)
     } else if path.join("conf").is_file() && path.join("db").is_file() {

@@ -12,6 +12,9 @@ use crate::store::{LmdbEngine, RedbEngine, SledEngine};
 /// The format this build writes and reads, stored under `__zarrdb/format`.
 pub(crate) const FORMAT_VERSION: u32 = 1;
 
+/// The first bytes of every redb file.
+const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
 /// What a path holds, as far as its first bytes and file names tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Found {
@@ -29,8 +32,12 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
         Err(e) => return Err(io(e)),
     };
     if meta.is_dir() {
-        let has = |name: &str| path.join(name).exists();
-        return Ok(if has("data.mdb") {
+        let has = |name: &str| path.join(name).is_file();
+        // A Zarr folder may hold nodes named like engine files; its root zarr.json, which no
+        // engine writes, decides.
+        return Ok(if has("zarr.json") {
+            Found::Other("directory")
+        } else if has("data.mdb") {
             Found::Database(Backend::Lmdb)
         } else if has("conf") && has("db") {
             Found::Database(Backend::Sled)
@@ -45,7 +52,7 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
     let n = read_up_to(&mut file, &mut head).map_err(io)?;
     Ok(match &head[..n] {
         [] => Found::Nothing,
-        [b'r', b'e', b'd', b'b', ..] => Found::Database(Backend::Redb),
+        REDB_MAGIC => Found::Database(Backend::Redb),
         [b'P', b'K', ..] => Found::Other("zip archive"),
         _ => Found::Other("unknown file"),
     })

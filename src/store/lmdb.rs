@@ -109,7 +109,8 @@ impl LmdbEngine {
 
 impl KvEngine for LmdbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let guard = self.remap.read_arc();
+        // Recursive: a new reader must not queue behind a growth that waits for older readers.
+        let guard = self.remap.read_arc_recursive();
         let txn = self.env.clone().static_read_txn().map_err(lmdb_error("begin_read", ""))?;
         Ok(Arc::new(LmdbSnapshot { txn: Mutex::new(txn), db: self.db, _remap: guard }))
     }

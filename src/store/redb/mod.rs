@@ -277,6 +277,12 @@ fn open_error(path: &Path, error: redb::DatabaseError) -> OpenError {
     let path = path.display().to_string();
     match error {
         redb::DatabaseError::DatabaseAlreadyOpen => OpenError::Locked { path, backend: NAME },
+        // A file cut short or not laid out as redb expects fails as an I/O error inside redb.
+        redb::DatabaseError::Storage(redb::StorageError::Io(source))
+            if matches!(source.kind(), std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData) =>
+        {
+            OpenError::Corrupted { path, backend: NAME, source: Box::new(source) }
+        }
         redb::DatabaseError::Storage(redb::StorageError::Io(source)) => OpenError::Io { path, source },
         e @ (redb::DatabaseError::Storage(redb::StorageError::Corrupted(_))
         | redb::DatabaseError::UpgradeRequired(_)
