@@ -316,15 +316,15 @@ pub enum OpenError {
         /// The path given.
         path: String,
     },
-    /// The path holds a database of another backend.
-    #[error("\"{path}\" is a {found} database, not {requested}")]
+    /// The path holds a database of another backend, or something that is not a database.
+    #[error("cannot open \"{path}\" as {requested}: it holds {found}")]
     WrongBackend {
         /// The path given.
         path: String,
         /// The backend asked for.
         requested: &'static str,
-        /// What the file or folder holds (`"redb"`, `"lmdb"`, `"sled"`, `"directory store"`,
-        /// `"unknown file"`).
+        /// What the file or folder holds: `"a redb database"`, `"an LMDB database"`,
+        /// `"a sled database"`, `"a directory"`, `"a zip archive"`, `"an unknown file"`.
         found: &'static str,
     },
     /// Another handle or process holds the database open exclusively.

@@ -52,6 +52,15 @@ impl Backend {
             Backend::Sled => "sled",
         }
     }
+
+    /// "a redb database", for messages.
+    pub(crate) fn described(self) -> &'static str {
+        match self {
+            Backend::Redb => "a redb database",
+            Backend::Lmdb => "an LMDB database",
+            Backend::Sled => "a sled database",
+        }
+    }
 }
 
 /// When a commit reaches the disk.

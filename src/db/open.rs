@@ -36,7 +36,7 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
         // A Zarr folder may hold nodes named like engine files; its root zarr.json, which no
         // engine writes, decides.
         return Ok(if has("zarr.json") {
-            Found::Other("directory")
+            Found::Other("a directory")
         } else if has("data.mdb") {
             Found::Database(Backend::Lmdb)
         } else if has("conf") && has("db") {
@@ -44,7 +44,7 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
         } else if std::fs::read_dir(path).map_err(io)?.next().is_none() {
             Found::Nothing
         } else {
-            Found::Other("directory")
+            Found::Other("a directory")
         });
     }
     let mut head = [0u8; 9];
@@ -53,8 +53,8 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
     Ok(match &head[..n] {
         [] => Found::Nothing,
         REDB_MAGIC => Found::Database(Backend::Redb),
-        [b'P', b'K', ..] => Found::Other("zip archive"),
-        _ => Found::Other("unknown file"),
+        [b'P', b'K', ..] => Found::Other("a zip archive"),
+        _ => Found::Other("an unknown file"),
     })
 }
 
@@ -77,7 +77,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
             return Err(OpenError::WrongBackend {
                 path: display,
                 requested: options.backend.name(),
-                found: found.name(),
+                found: found.described(),
             }
             .into())
         }
@@ -104,7 +104,8 @@ fn check_format(engine: &dyn KvEngine, path: &str) -> Result<(), Error> {
         Some(found) if found == expected.as_bytes() => Ok(()),
         Some(found) => Err(OpenError::FormatVersion {
             path: path.to_owned(),
-            found: String::from_utf8_lossy(&found).chars().take(80).collect(),
+            // Escaped, so a marker holding line breaks still makes a one-line message.
+            found: String::from_utf8_lossy(&found).chars().take(80).collect::<String>().escape_debug().to_string(),
             supported: FORMAT_VERSION,
         }
         .into()),

@@ -20,6 +20,9 @@ use crate::store::{
 
 /// A write transaction across any number of arrays and groups.
 ///
+/// It is committed or dropped on the thread that began it (it is not `Send`); its
+/// [`Transaction::store`] and the arrays opened on it may be used from any number of threads.
+///
 /// Open arrays and groups on [`Transaction::store`]; their writes become visible to others all at
 /// once at [`Transaction::commit`]. Dropping the transaction aborts it. Handles made from its store
 /// fail with [`StoreError::TransactionEnded`] once it has ended.
@@ -38,6 +41,10 @@ use crate::store::{
 pub struct Transaction {
     store: Arc<TxnStore>,
     _writer: WriterGuard,
+    /// A transaction ends on the thread that began it (its store may be used from any thread).
+    /// This keeps the writer lock's owner exact, so a second `begin_write` on that thread is
+    /// refused instead of waiting for itself.
+    _thread_bound: std::marker::PhantomData<*const ()>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -52,7 +59,7 @@ impl Transaction {
         let writer = WriterGuard::acquire(db.clone());
         let snapshot = db.engine.snapshot()?;
         let state = Mutex::new(Some(TxnState { snapshot, writes: WriteSet::default() }));
-        Ok(Transaction { store: Arc::new(TxnStore { db, state }), _writer: writer })
+        Ok(Transaction { store: Arc::new(TxnStore { db, state }), _writer: writer, _thread_bound: std::marker::PhantomData })
     }
 
     /// The store of this transaction, to open arrays and groups on.
@@ -232,14 +239,24 @@ impl WritableStore for TxnStore {
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
-        if prefix.is_empty() || super::RESERVED_PREFIX.starts_with(prefix) {
-            // Erase everything but the bookkeeping: each top-level name on its own.
+        if prefix.starts_with(super::RESERVED_PREFIX) {
+            return check_user_key(prefix);
+        }
+        if prefix.is_empty() {
+            // Everything but the bookkeeping: each top-level name on its own.
             let names = self.list_dir("")?;
             for key in &names.keys {
                 self.erase(key)?;
             }
             for child in names.prefixes {
                 self.erase_prefix(&format!("{child}/"))?;
+            }
+            return Ok(());
+        }
+        if super::RESERVED_PREFIX.starts_with(prefix) {
+            // "_", "__z"...: the user keys it covers, one by one (listings skip the bookkeeping).
+            for key in self.list_prefix(prefix)? {
+                self.erase(&key)?;
             }
             return Ok(());
         }

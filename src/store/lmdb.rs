@@ -116,6 +116,13 @@ impl KvEngine for LmdbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
+        let limit = self.env.max_key_size();
+        if let Some(key) = batch.puts.keys().find(|k| k.len() > limit) {
+            return Err(StoreError::InvalidKey {
+                key: key.clone(),
+                reason: "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)",
+            });
+        }
         loop {
             match self.try_commit(&batch) {
                 Ok(()) => return Ok(()),

@@ -180,7 +180,7 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
 
 /// An atomic unit opened by [`Store::begin_scope`]: operations go to [`StoreScope::store`], and
 /// [`StoreScope::finish`] commits them. Dropping it unfinished discards them.
-pub trait StoreScope: Send {
+pub trait StoreScope {
     /// The store to run the grouped operations on.
     fn store(&self) -> Arc<dyn Store>;
 
