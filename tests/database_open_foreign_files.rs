@@ -2,13 +2,16 @@
 //! archive, a text file that happens to start with "redb", an ordinary folder, a truncated redb
 //! file, an LMDB or sled folder with damaged files — gives a typed error (`WrongBackend` or
 //! `Corrupted`) with a one-line message naming the path, for every backend and for both `open` and
-//! `create`. It never panics, and it never changes what was there.
+//! `create`. It never panics, and it never changes what was there (beyond an engine's own lock or
+//! blob files in what really is that engine's folder).
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use zarrdb::{Backend, Database, Error, OpenError};
+use std::sync::Arc;
+
+use zarrdb::{Backend, Database, DirectoryStore, Error, Group, OpenError, Store};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 
@@ -24,10 +27,12 @@ fn noise(len: usize, mut seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// Every file under `path` with its length and a hash of its bytes, to prove nothing changed.
+/// Every file under `path` with its length and a hash of its bytes (folders as `(0, 0)`), to
+/// prove nothing changed.
 fn contents(path: &Path) -> BTreeMap<PathBuf, (usize, u64)> {
     let mut out = BTreeMap::new();
     if path.is_dir() {
+        out.insert(path.to_owned(), (0, 0));
         for entry in fs::read_dir(path).unwrap() {
             out.extend(contents(&entry.unwrap().path()));
         }
@@ -132,7 +137,21 @@ fn sled_folder_with_damaged_files() {
     fs::create_dir(&folder).unwrap();
     fs::write(folder.join("conf"), noise(300, 13)).unwrap();
     fs::write(folder.join("db"), noise(64 << 10, 17)).unwrap();
-    assert_refused(&folder, &["WrongBackend", "Corrupted"], &[]);
+    assert_refused(&folder, &["WrongBackend", "Corrupted"], &["blobs"]);
+}
+
+#[test]
+#[ignore = "bug: open.rs sniff takes any folder holding entries named data.mdb, or conf and db, for an LMDB or sled database, even when they are Zarr nodes"]
+fn a_zarr_folder_with_nodes_named_like_engine_files_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    for names in [&["conf", "db"][..], &["data.mdb"]] {
+        let root = dir.path().join(names.join("-"));
+        let store: Arc<dyn Store> = Arc::new(DirectoryStore::create(&root).unwrap());
+        for name in names {
+            Group::create(store.clone(), &format!("/{name}"), Default::default()).unwrap();
+        }
+        assert_refused(&root, &["WrongBackend"], &[]);
+    }
 }
 
 #[test]
