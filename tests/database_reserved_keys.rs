@@ -1,0 +1,118 @@
+//! The reserved prefix `__zarrdb/` (the format marker) is out of the user's reach on every store
+//! of a database — auto-commit, transaction and snapshot: reads and writes of keys under it are
+//! `StoreError::InvalidKey` (or `Unsupported` for writes to a snapshot), and listings never show
+//! it; the marker is byte for byte what it was (read back through the engine's own crate).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use zarrdb::{Backend, ByteRange, Database, Durability, Group, Store, StoreError};
+
+const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
+const MARKER: &str = "__zarrdb/format";
+const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];
+
+/// The marker as stored, read through the engine's own crate (the database must be closed).
+fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
+    match backend {
+        Backend::Redb => {
+            let table: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("zarr");
+            let db = redb::Database::open(path).unwrap();
+            let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
+            let value = txn.open_table(table).unwrap().get(MARKER).unwrap().map(|v| v.value().to_vec());
+            value
+        }
+        Backend::Lmdb => {
+            // SAFETY: the database is closed; nothing else maps the file.
+            let env = unsafe { heed::EnvOpenOptions::new().map_size(1 << 30).open(path) }.unwrap();
+            let txn = env.read_txn().unwrap();
+            let db: heed::Database<heed::types::Str, heed::types::Bytes> =
+                env.open_database(&txn, None).unwrap().unwrap();
+            let value = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
+            drop(txn);
+            env.prepare_for_closing().wait();
+            value
+        }
+        Backend::Sled => sled::open(path).unwrap().get(MARKER).unwrap().map(|v| v.to_vec()),
+        other => unreachable!("{other:?}"),
+    }
+}
+
+/// A database holding `USER_KEYS`; its path and the marker it was created with.
+fn fresh(backend: Backend, dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let path = dir.join(backend.name());
+    drop(Database::builder().backend(backend).create(&path).unwrap());
+    let marker = raw_marker(backend, &path).expect("a new database has a marker");
+    let db = open(backend, &path);
+    for key in USER_KEYS {
+        let group = br#"{"zarr_format":3,"node_type":"group"}"#;
+        db.store().set(key, if key.ends_with("zarr.json") { group } else { key.as_bytes() }).unwrap();
+    }
+    (path, marker)
+}
+
+fn open(backend: Backend, path: &Path) -> Database {
+    Database::builder().backend(backend).durability(Durability::Fast).open(path).unwrap()
+}
+
+fn invalid<T: std::fmt::Debug>(result: Result<T, StoreError>) -> bool {
+    matches!(result, Err(StoreError::InvalidKey { .. }))
+}
+
+/// A write refused as it should be: `InvalidKey`, or `Unsupported` from a read-only store.
+fn refused(result: Result<(), StoreError>, writable: bool) -> bool {
+    match result {
+        Err(StoreError::InvalidKey { .. }) => true,
+        Err(StoreError::Unsupported { .. }) => !writable,
+        _ => false,
+    }
+}
+
+fn refuses_reserved_keys(store: &Arc<dyn Store>, writable: bool) {
+    for key in [MARKER, "__zarrdb/other", "__zarrdb/a/b"] {
+        assert!(invalid(store.get(key)), "get {key}");
+        assert!(invalid(store.size(key)), "size {key}");
+        assert!(invalid(store.get_partial_values(&[("b", ByteRange::Suffix(1)), (key, ByteRange::Suffix(1))])));
+        assert!(refused(store.set(key, b"{\"zarrdb_format\":2}"), writable), "set {key}");
+        assert!(refused(store.set_partial_values(&[("b", 0, b"x"), (key, 0, b"x")]), writable), "partial {key}");
+        assert!(refused(store.erase(key), writable), "erase {key}");
+        assert!(refused(store.erase_values(&[key]), writable), "erase_values {key}");
+    }
+    assert_eq!(store.get("b").unwrap().as_deref(), Some(&b"b"[..]), "user keys untouched");
+}
+
+/// No listing shows the reserved prefix.
+fn hides_reserved_keys(store: &Arc<dyn Store>) {
+    assert_eq!(store.list().unwrap(), USER_KEYS);
+    assert_eq!(store.list_prefix("").unwrap(), USER_KEYS);
+    assert_eq!(store.list_prefix("_").unwrap(), vec!["_tmp/x"]);
+    assert!(store.list_prefix("__").unwrap().is_empty());
+    assert!(store.list_prefix("__zarrdb/").unwrap().is_empty());
+    let root = store.list_dir("").unwrap();
+    assert_eq!(
+        (root.keys, root.prefixes),
+        (vec!["b".to_owned(), "zarr.json".to_owned()], vec!["_tmp".into(), "a".into()])
+    );
+    assert_eq!(store.list_dir("__zarrdb/").unwrap(), Default::default());
+    assert_eq!(Group::open(store.clone(), "/").unwrap().child_names().unwrap(), vec!["_tmp", "a"]);
+}
+
+#[test]
+fn reserved_keys_are_refused_and_hidden_on_every_store() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ALL {
+        let (path, marker) = fresh(backend, dir.path());
+        let db = open(backend, &path);
+        let snapshot = db.begin_read().unwrap();
+        refuses_reserved_keys(&db.store(), true);
+        refuses_reserved_keys(&snapshot.store(), false);
+        hides_reserved_keys(&db.store());
+        hides_reserved_keys(&snapshot.store());
+        let txn = db.begin_write().unwrap();
+        refuses_reserved_keys(&txn.store(), true);
+        hides_reserved_keys(&txn.store());
+        txn.commit().unwrap();
+        drop((snapshot, db));
+        assert_eq!(raw_marker(backend, &path), Some(marker), "{}", backend.name());
+    }
+}
