@@ -7,54 +7,9 @@ use std::path::Path;
 
 use zarrdb::{Backend, Database, Error, OpenError};
 
-const MARKER: &str = "__zarrdb/format";
-
-/// Replace (`Some`) or remove (`None`) the marker of the closed database at `path`, bypassing
-/// zarrdb; returns the marker that was there.
-fn swap_marker(backend: Backend, path: &Path, value: Option<&[u8]>) -> Option<Vec<u8>> {
-    match backend {
-        Backend::Redb => {
-            let table: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("zarr");
-            let db = redb::Database::open(path).unwrap();
-            let txn = db.begin_write().unwrap();
-            let old = {
-                let mut t = txn.open_table(table).unwrap();
-                let old = match value {
-                    Some(v) => t.insert(MARKER, v).unwrap(),
-                    None => t.remove(MARKER).unwrap(),
-                };
-                old.map(|g| g.value().to_vec())
-            };
-            txn.commit().unwrap();
-            old
-        }
-        Backend::Lmdb => {
-            // SAFETY: the database is closed; nothing else maps the file.
-            let env = unsafe { heed::EnvOpenOptions::new().map_size(1 << 30).open(path) }.unwrap();
-            let mut txn = env.write_txn().unwrap();
-            let db: heed::Database<heed::types::Str, heed::types::Bytes> =
-                env.open_database(&txn, None).unwrap().unwrap();
-            let old = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
-            match value {
-                Some(v) => db.put(&mut txn, MARKER, v).unwrap(),
-                None => drop(db.delete(&mut txn, MARKER).unwrap()),
-            }
-            txn.commit().unwrap();
-            env.prepare_for_closing().wait();
-            old
-        }
-        Backend::Sled => {
-            let db = sled::open(path).unwrap();
-            let old = match value {
-                Some(v) => db.insert(MARKER, v).unwrap(),
-                None => db.remove(MARKER).unwrap(),
-            };
-            db.flush().unwrap();
-            old.map(|v| v.to_vec())
-        }
-        other => unreachable!("{other:?}"),
-    }
-}
+#[path = "common/raw_marker.rs"]
+mod raw_marker;
+use raw_marker::swap_marker;
 
 fn database(backend: Backend, path: &Path) -> Result<Database, Error> {
     Database::builder().backend(backend).open(path)
@@ -108,7 +63,6 @@ fn a_missing_marker_is_written_again() {
 }
 
 #[test]
-#[ignore = "bug: FormatVersion shows the marker unescaped, so a marker holding a newline makes a multi-line message"]
 fn a_multi_line_marker_still_gives_a_one_line_message() {
     let dir = tempfile::tempdir().unwrap();
     let path = fresh(Backend::Redb, dir.path());

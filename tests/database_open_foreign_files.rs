@@ -141,7 +141,6 @@ fn sled_folder_with_damaged_files() {
 }
 
 #[test]
-#[ignore = "bug: open.rs sniff takes any folder holding entries named data.mdb, or conf and db, for an LMDB or sled database, even when they are Zarr nodes"]
 fn a_zarr_folder_with_nodes_named_like_engine_files_is_not_a_database() {
     let dir = tempfile::tempdir().unwrap();
     for names in [&["conf", "db"][..], &["data.mdb"]] {
@@ -155,7 +154,6 @@ fn a_zarr_folder_with_nodes_named_like_engine_files_is_not_a_database() {
 }
 
 #[test]
-#[ignore = "bug: redb's \"not a redb database\" and short-header errors come back as OpenError::Io, not Corrupted"]
 fn a_file_that_only_starts_like_redb_is_corrupted() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.txt");

@@ -8,35 +8,12 @@ use std::sync::Arc;
 
 use zarrdb::{Backend, ByteRange, Database, Durability, Group, Store, StoreError};
 
-const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
-const MARKER: &str = "__zarrdb/format";
-const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];
+#[path = "common/raw_marker.rs"]
+mod raw_marker;
+use raw_marker::{raw_marker, MARKER};
 
-/// The marker as stored, read through the engine's own crate (the database must be closed).
-fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
-    match backend {
-        Backend::Redb => {
-            let table: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("zarr");
-            let db = redb::Database::open(path).unwrap();
-            let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
-            let value = txn.open_table(table).unwrap().get(MARKER).unwrap().map(|v| v.value().to_vec());
-            value
-        }
-        Backend::Lmdb => {
-            // SAFETY: the database is closed; nothing else maps the file.
-            let env = unsafe { heed::EnvOpenOptions::new().map_size(1 << 30).open(path) }.unwrap();
-            let txn = env.read_txn().unwrap();
-            let db: heed::Database<heed::types::Str, heed::types::Bytes> =
-                env.open_database(&txn, None).unwrap().unwrap();
-            let value = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
-            drop(txn);
-            env.prepare_for_closing().wait();
-            value
-        }
-        Backend::Sled => sled::open(path).unwrap().get(MARKER).unwrap().map(|v| v.to_vec()),
-        other => unreachable!("{other:?}"),
-    }
-}
+const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
+const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];
 
 /// A database holding `USER_KEYS`; its path and the marker it was created with.
 fn fresh(backend: Backend, dir: &Path) -> (std::path::PathBuf, Vec<u8>) {

@@ -112,7 +112,6 @@ fn one_value_larger_than_the_initial_map() {
 }
 
 #[test]
-#[ignore = "bug: LmdbEngine::snapshot takes the remap lock with read_arc, which queues behind a map growth waiting for an older snapshot, so new readers block (up to 30 s)"]
 fn new_readers_are_not_blocked_while_the_map_waits_to_grow() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(&dir.path().join("db"), Durability::Fast, true);

@@ -37,9 +37,10 @@ impl std::fmt::Debug for Snapshot {
 }
 
 impl Snapshot {
-    pub(super) fn begin(db: &DbShared) -> Result<Snapshot, Error> {
+    pub(super) fn begin(db: &Arc<DbShared>) -> Result<Snapshot, Error> {
         let snapshot = db.engine.snapshot()?;
-        let store = SnapshotStore { snapshot, kind: db.backend.name(), stable: db.engine.stable_snapshots() };
+        let store =
+            SnapshotStore { snapshot, kind: db.backend.name(), stable: db.engine.stable_snapshots(), _db: db.clone() };
         Ok(Snapshot { store: Arc::new(store) })
     }
 
@@ -50,9 +51,12 @@ impl Snapshot {
 }
 
 pub(crate) struct SnapshotStore {
+    /// Declared first, so it is dropped before the engine it reads from.
     snapshot: Arc<dyn KvSnapshot>,
     kind: &'static str,
     stable: bool,
+    /// The engine stays open while a snapshot of it is alive.
+    _db: Arc<DbShared>,
 }
 
 impl SnapshotStore {

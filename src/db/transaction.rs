@@ -23,6 +23,13 @@ use crate::store::{
 /// It is committed or dropped on the thread that began it (it is not `Send`); its
 /// [`Transaction::store`] and the arrays opened on it may be used from any number of threads.
 ///
+/// ```compile_fail
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = zarrdb::Database::create(dir.path().join("t.zarrdb")).unwrap();
+/// let txn = db.begin_write().unwrap();
+/// std::thread::spawn(move || txn.commit()); // a transaction cannot move to another thread
+/// ```
+///
 /// Open arrays and groups on [`Transaction::store`]; their writes become visible to others all at
 /// once at [`Transaction::commit`]. Dropping the transaction aborts it. Handles made from its store
 /// fail with [`StoreError::TransactionEnded`] once it has ended.
@@ -59,7 +66,11 @@ impl Transaction {
         let writer = WriterGuard::acquire(db.clone());
         let snapshot = db.engine.snapshot()?;
         let state = Mutex::new(Some(TxnState { snapshot, writes: WriteSet::default() }));
-        Ok(Transaction { store: Arc::new(TxnStore { db, state }), _writer: writer, _thread_bound: std::marker::PhantomData })
+        Ok(Transaction {
+            store: Arc::new(TxnStore { db, state }),
+            _writer: writer,
+            _thread_bound: std::marker::PhantomData,
+        })
     }
 
     /// The store of this transaction, to open arrays and groups on.

@@ -1,0 +1,83 @@
+//! The format marker read or rewritten through each engine's own crate, bypassing zarrdb (the
+//! database must be closed). Included with `#[path]` by the tests that need it.
+#![allow(dead_code, reason = "each including test file uses part of this module")]
+
+use std::path::Path;
+
+use zarrdb::Backend;
+
+pub const MARKER: &str = "__zarrdb/format";
+
+/// Replace (`Some`) or remove (`None`) the marker of the closed database at `path`, bypassing
+/// zarrdb; returns the marker that was there.
+pub fn swap_marker(backend: Backend, path: &Path, value: Option<&[u8]>) -> Option<Vec<u8>> {
+    match backend {
+        Backend::Redb => {
+            // Table `zarr` holds `&[u8]` keys (docs/format.md); the marker is one short segment.
+            let table: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("zarr");
+            let db = redb::Database::open(path).unwrap();
+            let txn = db.begin_write().unwrap();
+            let old = {
+                let mut t = txn.open_table(table).unwrap();
+                let old = match value {
+                    Some(v) => t.insert(MARKER.as_bytes(), v).unwrap(),
+                    None => t.remove(MARKER.as_bytes()).unwrap(),
+                };
+                old.map(|g| g.value().to_vec())
+            };
+            txn.commit().unwrap();
+            old
+        }
+        Backend::Lmdb => {
+            // SAFETY: the database is closed; nothing else maps the file.
+            let env = unsafe { heed::EnvOpenOptions::new().map_size(1 << 30).open(path) }.unwrap();
+            let mut txn = env.write_txn().unwrap();
+            let db: heed::Database<heed::types::Str, heed::types::Bytes> =
+                env.open_database(&txn, None).unwrap().unwrap();
+            let old = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
+            match value {
+                Some(v) => db.put(&mut txn, MARKER, v).unwrap(),
+                None => drop(db.delete(&mut txn, MARKER).unwrap()),
+            }
+            txn.commit().unwrap();
+            env.prepare_for_closing().wait();
+            old
+        }
+        Backend::Sled => {
+            let db = sled::open(path).unwrap();
+            let old = match value {
+                Some(v) => db.insert(MARKER, v).unwrap(),
+                None => db.remove(MARKER).unwrap(),
+            };
+            db.flush().unwrap();
+            old.map(|v| v.to_vec())
+        }
+        other => unreachable!("{other:?}"),
+    }
+}
+
+/// The marker as stored, read through the engine's own crate (the database must be closed).
+pub fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
+    match backend {
+        Backend::Redb => {
+            let table: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("zarr");
+            let db = redb::Database::open(path).unwrap();
+            let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
+            let value = txn.open_table(table).unwrap().get(MARKER.as_bytes()).unwrap().map(|v| v.value().to_vec());
+            value
+        }
+        Backend::Lmdb => {
+            // SAFETY: the database is closed; nothing else maps the file.
+            let env = unsafe { heed::EnvOpenOptions::new().map_size(1 << 30).open(path) }.unwrap();
+            let txn = env.read_txn().unwrap();
+            let db: heed::Database<heed::types::Str, heed::types::Bytes> =
+                env.open_database(&txn, None).unwrap().unwrap();
+            let value = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
+            drop(txn);
+            env.prepare_for_closing().wait();
+            value
+        }
+        Backend::Sled => sled::open(path).unwrap().get(MARKER).unwrap().map(|v| v.to_vec()),
+        other => unreachable!("{other:?}"),
+    }
+}
