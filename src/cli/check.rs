@@ -14,7 +14,7 @@ struct Tally {
 }
 
 pub(crate) fn run(store: &str) -> CliResult {
-    let opened = locator::open(store)?;
+    let opened = locator::open_with(store, true)?;
     let store = opened.store.clone();
     let mut tally = Tally::default();
     match Node::open(store, "/") {

@@ -56,11 +56,16 @@ pub(crate) struct Opened {
 /// Open the store a locator names, for reading: databases are read through one snapshot, so a
 /// command sees one consistent state while writers go on.
 pub(crate) fn open(locator: &str) -> Result<Opened, CliError> {
+    open_with(locator, false)
+}
+
+/// [`open`], verifying every page of a redb file first when `verify` (for `zarrdb check`).
+pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError> {
     match parse(locator) {
         (Kind::Directory, path) => Ok(Opened { store: Arc::new(DirectoryStore::open(path)?), _database: None }),
         (Kind::Zip, _) => Err(CliError(format!("store \"{locator}\": zip stores are not available in this build yet"))),
         (Kind::Database(backend), path) => {
-            let database = Database::builder().backend(backend).open(path)?;
+            let database = Database::builder().backend(backend).verify_on_open(verify).open(path)?;
             let store = database.begin_read()?.store();
             Ok(Opened { store, _database: Some(database) })
         }

@@ -93,6 +93,7 @@ pub struct DatabaseBuilder {
     durability: Durability,
     lmdb_initial_map_size: Option<usize>,
     redb_cache_size: Option<usize>,
+    verify_on_open: bool,
 }
 
 impl Default for DatabaseBuilder {
@@ -102,6 +103,7 @@ impl Default for DatabaseBuilder {
             durability: Durability::Durable,
             lmdb_initial_map_size: None,
             redb_cache_size: None,
+            verify_on_open: false,
         }
     }
 }
@@ -129,6 +131,14 @@ impl DatabaseBuilder {
     /// redb only: the page cache size in bytes.
     pub fn redb_cache_size(&mut self, bytes: usize) -> &mut Self {
         self.redb_cache_size = Some(bytes);
+        self
+    }
+
+    /// redb only: verify the checksum of every page when opening, so a damaged file is refused
+    /// with [`crate::OpenError::Corrupted`] up front. It reads the whole file; `zarrdb check`
+    /// uses it. Without it, damage is found (as an error) when the damaged part is read.
+    pub fn verify_on_open(&mut self, verify: bool) -> &mut Self {
+        self.verify_on_open = verify;
         self
     }
 

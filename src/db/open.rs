@@ -88,7 +88,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
     }
     let durable = options.durability == Durability::Durable;
     let engine: Box<dyn KvEngine> = match options.backend {
-        Backend::Redb => Box::new(RedbEngine::open(path, create, options.redb_cache_size)?),
+        Backend::Redb => Box::new(RedbEngine::open(path, create, options.redb_cache_size, options.verify_on_open)?),
         Backend::Lmdb => Box::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
         Backend::Sled => Box::new(SledEngine::open(path)?),
     };

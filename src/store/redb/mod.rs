@@ -28,12 +28,25 @@ pub(crate) struct RedbEngine {
 }
 
 impl RedbEngine {
-    pub fn open(path: &Path, create: bool, cache_size: Option<usize>) -> Result<RedbEngine, OpenError> {
+    pub fn open(path: &Path, create: bool, cache_size: Option<usize>, verify: bool) -> Result<RedbEngine, OpenError> {
         let mut builder = redb::Builder::new();
         if let Some(bytes) = cache_size {
             builder.set_cache_size(bytes);
         }
-        let opened = if create { builder.create(path) } else { builder.open(path) };
+        builder.set_check_integrity_on_open(verify);
+        // redb may panic on a damaged file instead of failing; that is a damaged file too.
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if create {
+                builder.create(path)
+            } else {
+                builder.open(path)
+            }
+        }))
+        .map_err(|_| OpenError::Corrupted {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: "redb panicked while opening the file".into(),
+        })?;
         let db = opened.map_err(|e| open_error(path, e))?;
         Ok(RedbEngine { db, unsynced: AtomicBool::new(false) })
     }
@@ -110,6 +123,23 @@ fn remove_all(table: &mut Table<&[u8], &[u8]>, keys: &[Vec<u8>]) -> Result<(), r
     Ok(())
 }
 
+/// Run a redb call, turning a panic into an error. redb documents that reading a damaged file
+/// without an integrity check may panic; a storage engine must answer with an error instead.
+fn unpanicked<R>(
+    operation: &'static str,
+    key: &str,
+    f: impl FnOnce() -> Result<R, StoreError>,
+) -> Result<R, StoreError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(StoreError::Engine {
+            backend: NAME,
+            operation,
+            key: key.to_owned(),
+            source: "redb panicked: the file is damaged (`zarrdb check` verifies every page)".into(),
+        })
+    })
+}
+
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         let txn = self.db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
@@ -122,7 +152,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
-        self.apply(&batch, durable)?;
+        unpanicked("commit", "", || self.apply(&batch, durable))?;
         self.unsynced.store(!durable, Ordering::Release);
         Ok(())
     }
@@ -210,6 +240,25 @@ impl KvSnapshot for RedbSnapshot {
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        unpanicked("get", key, || self.get_range_inner(key, range))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        let Some(table) = &self.table else { return Ok(None) };
+        unpanicked("size", key, || Ok(self.lengths(table, key)?.map(|(len, _)| len)))
+    }
+
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+        unpanicked("list", from, || self.next_key_inner(from, within))
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        unpanicked("list", prefix, || self.keys_inner(prefix))
+    }
+}
+
+impl RedbSnapshot {
+    fn get_range_inner(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(table) = &self.table else { return Ok(None) };
         let Some((len, _)) = self.lengths(table, key)? else { return Ok(None) };
         let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
@@ -223,12 +272,7 @@ impl KvSnapshot for RedbSnapshot {
         self.read(table, key, r.start, r.end).map(Some)
     }
 
-    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        let Some(table) = &self.table else { return Ok(None) };
-        Ok(self.lengths(table, key)?.map(|(len, _)| len))
-    }
-
-    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+    fn next_key_inner(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
         let Some(table) = &self.table else { return Ok(None) };
         let mut start = from.as_bytes().to_vec();
         loop {
@@ -247,7 +291,7 @@ impl KvSnapshot for RedbSnapshot {
         }
     }
 
-    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+    fn keys_inner(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         let Some(table) = &self.table else { return Ok(Vec::new()) };
         let mut keys = Vec::new();
         for entry in table.range(prefix.as_bytes()..).map_err(engine_error(NAME, "list", prefix))? {
