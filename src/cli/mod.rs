@@ -79,10 +79,10 @@ enum Command {
         /// Where stores are created (default: the system temporary directory).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
-        /// Commit durably (fsync) on the databases; by default they commit fast, like the
-        /// directory store, which never fsyncs.
-        #[arg(long)]
-        durable: bool,
+        /// Commits on the databases: `durable` (fsync at every commit, the default) or `fast`.
+        /// The directory store never fsyncs.
+        #[arg(long, default_value = "durable", value_parser = ["durable", "fast"])]
+        durability: String,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
@@ -110,8 +110,8 @@ pub(crate) fn run() -> ExitCode {
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
         Command::Check { store } => check::run(&store),
-        Command::Bench { workloads, backends, runs, json, dir, durable } => {
-            bench::run(bench::Options { workloads, backends, runs, json, dir, durable })
+        Command::Bench { workloads, backends, runs, json, dir, durability } => {
+            bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
     };
