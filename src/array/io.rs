@@ -342,7 +342,7 @@ impl Array {
             return Ok(());
         }
         let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.clone(), source })?;
-        self.store.set(&key, &encoded)?;
+        self.store.set_owned(&key, encoded)?;
         Ok(())
     }
 }

@@ -69,6 +69,11 @@ impl WritableStore for AutoCommitStore {
         self.write(|s| s.set(key, value))
     }
 
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        check_user_key(key)?;
+        self.write(|s| s.set_owned(key, value))
+    }
+
     fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
         self.write(|s| s.set_partial_values(writes))
     }

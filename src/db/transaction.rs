@@ -198,9 +198,12 @@ impl ReadableStore for TxnStore {
 
 impl WritableStore for TxnStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        check_user_key(key)?;
         // Copy outside the lock: parallel chunk writers only contend for the insert.
-        let value = value.to_vec();
+        self.set_owned(key, value.to_vec())
+    }
+
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        check_user_key(key)?;
         self.with("set", key, |s| {
             s.writes.put(key, value);
             Ok(())

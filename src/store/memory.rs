@@ -66,8 +66,12 @@ impl ReadableStore for MemoryStore {
 
 impl WritableStore for MemoryStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.set_owned(key, value.to_vec())
+    }
+
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
         validate_key(key)?;
-        self.write().insert(key.to_owned(), value.to_vec());
+        self.write().insert(key.to_owned(), value);
         Ok(())
     }
 

@@ -121,6 +121,12 @@ pub trait WritableStore: Send + Sync {
     /// value, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError>;
 
+    /// [`WritableStore::set`] for a value the caller no longer needs: stores that keep values in
+    /// memory (a transaction's buffer) take it without copying.
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        self.set(key, &value)
+    }
+
     /// Overwrite bytes of existing values at the given offsets (spec `set_partial_values`).
     fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError>;
 
