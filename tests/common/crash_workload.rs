@@ -111,6 +111,12 @@ impl Model {
     }
 }
 
+/// How many groups and arrays the database holds in the model's state.
+pub fn node_counts(model: &Model) -> (usize, usize) {
+    // `/`, `/data`, `/extra`, `/g`; `a`, `b`, `c` and the extra arrays.
+    (4, 3 + model.extras().len())
+}
+
 fn attrs(value: Value) -> Map<String, Value> {
     value.as_object().expect("an object").clone()
 }
