@@ -25,7 +25,7 @@ fn child_entry() {
 }
 
 #[test]
-#[ignore = "bug: redb fast mode (Durability::None, src/store/redb.rs) loses acknowledged commits on SIGKILL, \
+#[ignore = "bug: redb fast mode (Durability::None, src/store/redb/mod.rs:43) loses acknowledged commits on SIGKILL, \
             against docs/format.md"]
 fn redb_fast_kill_loses_no_acknowledged_commit() {
     crash_loop(Backend::Redb, Durability::Fast, Promise::KeepsAcknowledged, 20);
