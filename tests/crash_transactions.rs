@@ -7,8 +7,8 @@
 //! - after a kill, the last transaction whose commit returned in the child (it printed `ACK k`),
 //!   or the next one (the kill landed between the commit and the acknowledgement): durable mode on
 //!   every backend, and LMDB fast mode, whose commits are in the page cache when they return;
-//! - redb fast mode after a kill: any prefix from the state the child started from (its commits
-//!   are not persisted until a durable one; `crash_fast_redb.rs` holds the stricter claim);
+//! - redb fast mode after a kill: any prefix from the state the child started from (a fast commit
+//!   is persisted by the next durable one, which zarrdb makes at least once a second);
 //! - after a clean close, every transaction the child acknowledged.
 //!
 //! Each next child continues on the same database, so one database takes every kill of a test.

@@ -1,5 +1,4 @@
-//! The parent and child sides of the crash tests (`tests/crash_transactions.rs`,
-//! `tests/crash_fast_redb.rs`). A test binary using it defines `#[test] fn child_entry()` calling
+//! The parent and child sides of the crash tests (`tests/crash_transactions.rs`). A test binary using it defines `#[test] fn child_entry()` calling
 //! [`child_main`]; [`crash_loop`] runs that binary again as the child (`--exact child_entry`, with
 //! `ZARRDB_CRASH_DB` set), kills it at random moments or lets it close the database, and checks
 //! the database after each child: it opens, `zarrdb check` and `Array::check` pass, and it holds

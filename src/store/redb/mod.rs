@@ -10,7 +10,9 @@ mod layout;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
 use super::kv::{engine_error, KvEngine, KvSnapshot, WriteBatch};
@@ -21,10 +23,17 @@ use layout::{continuation_bounds, continuation_index, past_continuations, segmen
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("zarr");
 const NAME: &str = "redb";
 
+/// In fast mode a commit is made durable anyway when the last durable one is older than this,
+/// so a crash loses at most about this much work (redb keeps `Durability::None` commits in the
+/// process until a durable commit follows).
+const FAST_SYNC_INTERVAL: Duration = Duration::from_secs(1);
+
 pub(crate) struct RedbEngine {
     db: redb::Database,
     /// A fast-mode commit has not yet been made durable.
     unsynced: AtomicBool,
+    /// When the last durable commit happened.
+    last_sync: Mutex<Instant>,
 }
 
 impl RedbEngine {
@@ -48,7 +57,7 @@ impl RedbEngine {
             source: "redb panicked while opening the file".into(),
         })?;
         let db = opened.map_err(|e| open_error(path, e))?;
-        Ok(RedbEngine { db, unsynced: AtomicBool::new(false) })
+        Ok(RedbEngine { db, unsynced: AtomicBool::new(false), last_sync: Mutex::new(Instant::now()) })
     }
 
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
@@ -152,8 +161,14 @@ impl KvEngine for RedbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        // Commits are serialised by the database's writer lock, so this lock never waits.
+        let mut last_sync = self.last_sync.lock();
+        let durable = durable || last_sync.elapsed() >= FAST_SYNC_INTERVAL;
         unpanicked("commit", "", || self.apply(&batch, durable))?;
         self.unsynced.store(!durable, Ordering::Release);
+        if durable {
+            *last_sync = Instant::now();
+        }
         Ok(())
     }
 
