@@ -252,6 +252,19 @@ pub enum ArrayError {
         /// The data type of the Rust element type used.
         requested: &'static str,
     },
+    /// An appended block differs from the array in a dimension other than the axis, or the
+    /// axis is out of range.
+    #[error("array \"{array}\": cannot append a block of shape {given:?} along axis {axis} to shape {array_shape:?}: other dimensions must match")]
+    AppendShape {
+        /// The array path.
+        array: String,
+        /// The axis appended along.
+        axis: usize,
+        /// The array's shape.
+        array_shape: Vec<u64>,
+        /// The appended block's shape.
+        given: Vec<u64>,
+    },
     /// The region's size in bytes does not fit in memory addressing.
     #[error("array \"{array}\": region of {elements} elements is too large to hold in memory")]
     TooLarge {
@@ -303,6 +316,14 @@ pub enum NodeError {
         path: String,
         /// The ancestor array.
         array: String,
+    },
+    /// A move whose source or target is the root, or whose target lies inside its source.
+    #[error("cannot move \"{from}\" to \"{to}\": the root cannot move, and a node cannot move into itself")]
+    InvalidMove {
+        /// The node to move.
+        from: String,
+        /// The requested new path.
+        to: String,
     },
 }
 

@@ -225,7 +225,7 @@ impl Array {
         self.scoped(true, |a| a.write_region_unscoped(offset, shape, bytes))
     }
 
-    fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+    pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
             return Err(ArrayError::BufferLength {
@@ -282,7 +282,7 @@ impl Array {
         self.read_region(&zeros, self.shape())
     }
 
-    fn check_element<T: Element>(&self) -> Result<(), Error> {
+    pub(super) fn check_element<T: Element>(&self) -> Result<(), Error> {
         if T::DATA_TYPE == self.data_type() {
             Ok(())
         } else {
@@ -335,7 +335,7 @@ impl Array {
     }
 
     /// Encode and store a decoded chunk, or erase it when it holds only the fill value.
-    fn store_chunk(&self, coords: &[u64], chunk: Vec<u8>) -> Result<(), Error> {
+    pub(super) fn store_chunk(&self, coords: &[u64], chunk: Vec<u8>) -> Result<(), Error> {
         let key = self.chunk_key(coords);
         if region::is_all(&chunk, self.fill_value().as_le_bytes()) {
             self.store.erase(&key)?;

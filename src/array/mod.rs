@@ -4,6 +4,7 @@ mod check;
 mod element;
 mod io;
 pub(crate) mod region;
+mod resize;
 
 use std::sync::Arc;
 

@@ -67,7 +67,7 @@ impl Group {
 
 /// Run `f` in one atomic unit of `store` when it offers one, so the checks and the writes of a
 /// creation happen in one transaction and a concurrent creation cannot slip in between.
-fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Result<(), Error>) -> Result<(), Error> {
+pub(super) fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Result<(), Error>) -> Result<(), Error> {
     match store.begin_scope(true)? {
         None => f(store.as_ref()),
         Some(scope) => {
@@ -79,7 +79,7 @@ fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Result<(), Err
 
 /// Check that `path` is free and no ancestor is an array; write missing ancestors as groups.
 /// An implicit group at `path` may become an explicit group, never an array.
-fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Result<(), Error> {
+pub(super) fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Result<(), Error> {
     if read_metadata(store, path)?.is_some() || (is_array && has_descendants(store, path)?) {
         return Err(NodeError::AlreadyExists { path: path.to_string() }.into());
     }

@@ -1,6 +1,7 @@
 //! The hierarchy: node paths, groups, opening any node, creating nodes.
 
 mod create;
+mod erase;
 mod group;
 mod node;
 mod path;

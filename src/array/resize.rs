@@ -1,0 +1,158 @@
+//! Resizing and appending, each one atomic step.
+//!
+//! A resize rewrites `zarr.json` with the new shape and brings the chunks in line with it: chunks
+//! wholly outside the new shape are erased, and in chunks that straddle the boundary everything
+//! beyond the part that stays valid (inside both the old and the new shape) is reset to the fill
+//! value. So a region cut off by a shrink and regrown later reads as the fill value, never as the
+//! data that was there before. On a database store it all happens in one transaction.
+
+use super::region::{self, BoxIn};
+use super::{Array, Element};
+use crate::error::{ArrayError, Error};
+use crate::metadata::ArrayMetadata;
+
+impl Array {
+    /// Change the shape (any dimension may grow or shrink), in one atomic step.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let mut a = Array::create(store, "/a", ArrayMetadata::new(DataType::Int32, vec![6], vec![4]))?;
+    /// a.write_region(&[0], &[6], &[1, 2, 3, 4, 5, 6])?;
+    /// a.resize(&[3])?;
+    /// a.resize(&[6])?;
+    /// assert_eq!(a.read_all::<i32>()?, vec![1, 2, 3, 0, 0, 0]); // the regrown part is fill
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn resize(&mut self, shape: &[u64]) -> Result<(), Error> {
+        let resized = self.with_shape(shape.to_vec())?;
+        self.scoped(true, |a| a.resize_unscoped(&resized.metadata))?;
+        *self = resized;
+        Ok(())
+    }
+
+    /// Append C-order little-endian element bytes along `axis` (zarr-python's `append`): `shape`
+    /// is the shape of the appended block, equal to the array's in every other dimension. The
+    /// resize and the write are one atomic step. Returns the new shape.
+    pub fn append_bytes(&mut self, axis: usize, shape: &[u64], bytes: &[u8]) -> Result<Vec<u64>, Error> {
+        let old = self.shape().to_vec();
+        let mismatch = || ArrayError::AppendShape {
+            array: self.path.to_string(),
+            axis,
+            array_shape: old.clone(),
+            given: shape.to_vec(),
+        };
+        if shape.len() != old.len() || axis >= old.len() {
+            return Err(mismatch().into());
+        }
+        if (0..old.len()).any(|d| d != axis && shape[d] != old[d]) {
+            return Err(mismatch().into());
+        }
+        let mut new_shape = old.clone();
+        new_shape[axis] = old[axis].checked_add(shape[axis]).ok_or_else(mismatch)?;
+        let grown = self.with_shape(new_shape.clone())?;
+        let mut offset = vec![0; old.len()];
+        offset[axis] = old[axis];
+        self.scoped(true, |a| {
+            a.resize_unscoped(&grown.metadata)?;
+            Array { store: a.store.clone(), ..grown.clone() }.write_region_unscoped(&offset, shape, bytes)
+        })?;
+        *self = grown;
+        Ok(new_shape)
+    }
+
+    /// [`Array::append_bytes`] with typed elements.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let mut a = Array::create(store, "/rows", ArrayMetadata::new(DataType::Float32, vec![0, 3], vec![4, 3]))?;
+    /// assert_eq!(a.append(0, &[1, 3], &[1.0f32, 2.0, 3.0])?, vec![1, 3]);
+    /// assert_eq!(a.append(0, &[1, 3], &[4.0f32, 5.0, 6.0])?, vec![2, 3]);
+    /// assert_eq!(a.read_all::<f32>()?, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn append<T: Element>(&mut self, axis: usize, shape: &[u64], values: &[T]) -> Result<Vec<u64>, Error> {
+        self.check_element::<T>()?;
+        self.append_bytes(axis, shape, &T::to_le_bytes(values))
+    }
+
+    /// This array's handle with another shape, checked.
+    fn with_shape(&self, shape: Vec<u64>) -> Result<Array, Error> {
+        if shape.len() != self.shape().len() {
+            return Err(ArrayError::RankMismatch {
+                array: self.path.to_string(),
+                expected: self.shape().len(),
+                given: shape.len(),
+            }
+            .into());
+        }
+        let mut metadata = self.metadata.clone();
+        metadata.shape = shape;
+        let key = self.path.metadata_key();
+        metadata.check().map_err(|source| Error::Metadata { key, source })?;
+        Ok(Array { metadata, ..self.clone() })
+    }
+
+    fn resize_unscoped(&self, new: &ArrayMetadata) -> Result<(), Error> {
+        let old = &self.metadata.shape;
+        let keep: Vec<u64> = old.iter().zip(&new.shape).map(|(o, n)| *o.min(n)).collect();
+        let shrinks = new.shape.iter().zip(old).any(|(n, o)| n < o);
+        let candidates = if shrinks {
+            // Chunks beyond the new shape can be anywhere; the listing finds the stored ones.
+            self.stored_chunks_unscoped()?.into_iter().map(|(coords, _)| coords).collect()
+        } else {
+            self.boundary_chunks(&new.shape)
+        };
+        for coords in candidates {
+            self.trim_chunk(&coords, &keep)?;
+        }
+        self.store.set(&self.path.metadata_key(), &new.to_json_bytes())?;
+        Ok(())
+    }
+
+    /// The chunks of the old grid that a growth exposes: those holding the old edge along a
+    /// growing dimension whose length was not a whole number of chunks.
+    fn boundary_chunks(&self, new_shape: &[u64]) -> Vec<Vec<u64>> {
+        let old = self.shape();
+        let chunk = self.chunk_shape();
+        let grid = self.metadata.grid_shape();
+        let mut out = Vec::new();
+        for d in 0..old.len() {
+            if new_shape[d] <= old[d] || old[d] % chunk[d] == 0 {
+                continue;
+            }
+            let mut ranges: Vec<std::ops::Range<u64>> = grid.iter().map(|g| 0..*g).collect();
+            ranges[d] = old[d] / chunk[d]..old[d] / chunk[d] + 1;
+            region::for_each_index(&ranges, |c| out.push(c.to_vec()));
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Erase the chunk at `coords` if it lies beyond `keep`, or reset its part beyond `keep` to
+    /// the fill value if it straddles it.
+    fn trim_chunk(&self, coords: &[u64], keep: &[u64]) -> Result<(), Error> {
+        let chunk = self.chunk_shape();
+        let lo: Vec<u64> = coords.iter().zip(chunk).map(|(c, s)| c * s).collect();
+        if lo.iter().zip(keep).any(|(l, k)| l >= k) {
+            self.store.erase(&self.chunk_key(coords))?;
+            return Ok(());
+        }
+        let kept: Vec<u64> = (0..chunk.len()).map(|d| chunk[d].min(keep[d] - lo[d])).collect();
+        if kept == chunk {
+            return Ok(());
+        }
+        let Some(stored) = self.read_chunk(coords)? else { return Ok(()) };
+        let spec = self.chunk_spec();
+        let mut fresh = vec![0u8; spec.num_bytes() as usize];
+        region::fill(&mut fresh, spec.fill_value.as_le_bytes());
+        let zero = vec![0; chunk.len()];
+        let whole = BoxIn { shape: chunk, start: &zero };
+        region::copy_box(&stored, &whole, &mut fresh, &whole, &kept, spec.data_type.size());
+        self.store_chunk(coords, fresh)
+    }
+}
