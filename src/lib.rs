@@ -32,7 +32,7 @@ mod store;
 pub use array::{Array, CheckReport, Element};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
 pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
-pub use hierarchy::{Group, Node, NodePath};
+pub use hierarchy::{Group, Node, NodePath, Parents};
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
     METADATA_KEY,

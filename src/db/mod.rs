@@ -249,7 +249,7 @@ impl Database {
 
 /// What every store, transaction and snapshot of one database shares.
 pub(crate) struct DbShared {
-    engine: Box<dyn KvEngine>,
+    engine: Arc<dyn KvEngine>,
     path: PathBuf,
     backend: Backend,
     durable: bool,

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{Backend, DatabaseBuilder, Durability, RESERVED_PREFIX};
 use crate::error::{Error, OpenError};
@@ -69,7 +70,7 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
     Ok(n)
 }
 
-pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Box<dyn KvEngine>, Error> {
+pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Arc<dyn KvEngine>, Error> {
     let display = path.display().to_string();
     match sniff(path)? {
         Found::Nothing if !create => return Err(OpenError::NotFound { path: display }.into()),
@@ -87,10 +88,10 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         _ => {}
     }
     let durable = options.durability == Durability::Durable;
-    let engine: Box<dyn KvEngine> = match options.backend {
-        Backend::Redb => Box::new(RedbEngine::open(path, create, options.redb_cache_size, options.verify_on_open)?),
-        Backend::Lmdb => Box::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
-        Backend::Sled => Box::new(SledEngine::open(path)?),
+    let engine: Arc<dyn KvEngine> = match options.backend {
+        Backend::Redb => Arc::new(RedbEngine::open(path, create, options.redb_cache_size, options.verify_on_open)?),
+        Backend::Lmdb => Arc::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
+        Backend::Sled => Arc::new(SledEngine::open(path)?),
     };
     check_format(engine.as_ref(), &display)?;
     Ok(engine)

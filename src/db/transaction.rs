@@ -13,7 +13,7 @@ use parking_lot::{Mutex, RawMutex};
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
 use crate::error::{Error, StoreError};
-use crate::store::kv::{slice_range, KvSnapshot};
+use crate::store::kv::{slice_range, KvSnapshot, KvWriter};
 use crate::store::{
     ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
 };
@@ -47,6 +47,8 @@ use crate::store::{
 /// ```
 pub struct Transaction {
     store: Arc<TxnStore>,
+    /// The engine's own writer lock (LMDB: between processes), taken after `_writer`.
+    engine_writer: Option<Box<dyn KvWriter>>,
     _writer: WriterGuard,
     /// A transaction ends on the thread that began it (its store may be used from any thread).
     /// This keeps the writer lock's owner exact, so a second `begin_write` on that thread is
@@ -64,10 +66,13 @@ impl Transaction {
     pub(super) fn begin(db: Arc<DbShared>) -> Result<Transaction, Error> {
         db.would_deadlock()?;
         let writer = WriterGuard::acquire(db.clone());
+        // The engine lock before the snapshot, so the snapshot is the latest commit of any process.
+        let engine_writer = db.engine.clone().lock_writer()?;
         let snapshot = db.engine.snapshot()?;
         let state = Mutex::new(Some(TxnState { snapshot, writes: WriteSet::default() }));
         Ok(Transaction {
             store: Arc::new(TxnStore { db, state }),
+            engine_writer,
             _writer: writer,
             _thread_bound: std::marker::PhantomData,
         })
@@ -80,7 +85,7 @@ impl Transaction {
 
     /// Apply every change atomically. In durable mode they are on disk when this returns. On an
     /// error nothing was applied.
-    pub fn commit(self) -> Result<(), Error> {
+    pub fn commit(mut self) -> Result<(), Error> {
         let state = self.store.state.lock().take();
         let Some(state) = state else { return Ok(()) };
         drop(state.snapshot);
@@ -88,7 +93,10 @@ impl Transaction {
         if batch.is_empty() {
             return Ok(());
         }
-        self.store.db.engine.commit(batch, self.store.db.durable)?;
+        match self.engine_writer.take() {
+            Some(writer) => writer.commit(batch)?,
+            None => self.store.db.engine.commit(batch, self.store.db.durable)?,
+        }
         Ok(())
     }
 

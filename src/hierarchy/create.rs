@@ -27,7 +27,27 @@ impl Array {
     /// array.write_region(&[5, 5], &[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     /// assert_eq!(array.read_region::<f32>(&[6, 5], &[1, 2]).unwrap(), vec![3.0, 4.0]);
     /// ```
-    pub fn create(store: Arc<dyn Store>, path: &str, mut metadata: ArrayMetadata) -> Result<Array, Error> {
+    pub fn create(store: Arc<dyn Store>, path: &str, metadata: ArrayMetadata) -> Result<Array, Error> {
+        Array::create_with(store, path, metadata, Parents::Explicit)
+    }
+
+    /// [`Array::create`], choosing what happens to missing ancestors.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Group, MemoryStore, Parents, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let meta = ArrayMetadata::new(DataType::UInt8, vec![4], vec![4]);
+    /// Array::create_with(store.clone(), "/a/b", meta, Parents::Implicit)?;
+    /// assert!(Group::open(store, "/a")?.is_implicit());
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn create_with(
+        store: Arc<dyn Store>,
+        path: &str,
+        mut metadata: ArrayMetadata,
+        parents: Parents,
+    ) -> Result<Array, Error> {
         let path = NodePath::parse(path)?;
         let key = path.metadata_key();
         metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
@@ -36,7 +56,7 @@ impl Array {
             .map_err(|source| Error::Codec { key: key.clone(), source })?;
         metadata.codecs = chain.to_metadata();
         in_scope(&store, |s| {
-            prepare(s, &path, true)?;
+            prepare_with(s, &path, true, parents)?;
             s.set(&key, &metadata.to_json_bytes()).map_err(Error::from)
         })?;
         Array::from_metadata(store, path, metadata)
@@ -55,10 +75,21 @@ impl Group {
     /// assert_eq!(Group::open(store, "/").unwrap().child_names().unwrap(), vec!["runs"]);
     /// ```
     pub fn create(store: Arc<dyn Store>, path: &str, attributes: Map<String, Value>) -> Result<Group, Error> {
+        Group::create_with(store, path, attributes, Parents::Explicit)
+    }
+
+    /// [`Group::create`], choosing what happens to missing ancestors. Creating a group where an
+    /// implicit group is makes it explicit.
+    pub fn create_with(
+        store: Arc<dyn Store>,
+        path: &str,
+        attributes: Map<String, Value>,
+        parents: Parents,
+    ) -> Result<Group, Error> {
         let path = NodePath::parse(path)?;
         let meta = GroupMetadata::new(attributes);
         in_scope(&store, |s| {
-            prepare(s, &path, false)?;
+            prepare_with(s, &path, false, parents)?;
             s.set(&path.metadata_key(), &meta.to_json_bytes()).map_err(Error::from)
         })?;
         Ok(Group::from_parts(store, path, Some(meta)))
@@ -77,9 +108,24 @@ pub(super) fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Res
     }
 }
 
+/// What creating a node does to its missing ancestors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Parents {
+    /// Write a `zarr.json` for each missing ancestor group (the default).
+    #[default]
+    Explicit,
+    /// Leave them implicit: groups that exist only because keys lie below them.
+    Implicit,
+}
+
+pub(super) fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Result<(), Error> {
+    prepare_with(store, path, is_array, Parents::Explicit)
+}
+
 /// Check that `path` is free and no ancestor is an array; write missing ancestors as groups.
 /// An implicit group at `path` may become an explicit group, never an array.
-pub(super) fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Result<(), Error> {
+fn prepare_with(store: &dyn Store, path: &NodePath, is_array: bool, parents: Parents) -> Result<(), Error> {
     if read_metadata(store, path)?.is_some() || (is_array && has_descendants(store, path)?) {
         return Err(NodeError::AlreadyExists { path: path.to_string() }.into());
     }
@@ -90,7 +136,8 @@ pub(super) fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Res
                 return Err(NodeError::ParentIsArray { path: path.to_string(), array: ancestor.to_string() }.into())
             }
             Some(NodeMetadata::Group(_)) => {}
-            None => missing.push(ancestor),
+            None if parents == Parents::Explicit => missing.push(ancestor),
+            None => {}
         }
     }
     for ancestor in missing {

@@ -6,6 +6,7 @@ mod group;
 mod node;
 mod path;
 
+pub use create::Parents;
 pub use group::Group;
 pub use node::Node;
 pub use path::NodePath;

@@ -55,6 +55,21 @@ pub(crate) trait KvEngine: Send + Sync {
     /// Whether a snapshot stays fixed while later commits land (false for sled, whose reads see
     /// the live tree).
     fn stable_snapshots(&self) -> bool;
+
+    /// Take the engine's own writer lock, for engines that several processes open at once (LMDB):
+    /// held from the beginning of a transaction to its commit, so no other process commits in
+    /// between and the transaction's snapshot stays the latest state. `None` for engines that one
+    /// process holds exclusively.
+    fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// An engine write transaction held open by a zarrdb transaction (see
+/// [`KvEngine::lock_writer`]). Dropping it aborts.
+pub(crate) trait KvWriter {
+    /// Apply `batch` and commit.
+    fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError>;
 }
 
 /// Slice `range` out of `value`, or say why it does not fit.

@@ -15,7 +15,7 @@ use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
 use parking_lot::{Mutex, RawRwLock, RwLock};
 
-use super::kv::{slice_range, KvEngine, KvSnapshot, WriteBatch};
+use super::kv::{slice_range, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -91,6 +91,18 @@ impl LmdbEngine {
         txn.commit()
     }
 
+    /// Refuse keys LMDB cannot hold before anything is written.
+    fn check_keys(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+        let limit = self.env.max_key_size();
+        match batch.puts.keys().find(|k| k.len() > limit) {
+            Some(key) => Err(StoreError::InvalidKey {
+                key: key.clone(),
+                reason: "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)",
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Double the map. Waits for this process's snapshots to end.
     fn grow(&self) -> Result<(), StoreError> {
         let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
@@ -116,13 +128,7 @@ impl KvEngine for LmdbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
-        let limit = self.env.max_key_size();
-        if let Some(key) = batch.puts.keys().find(|k| k.len() > limit) {
-            return Err(StoreError::InvalidKey {
-                key: key.clone(),
-                reason: "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)",
-            });
-        }
+        self.check_keys(&batch)?;
         loop {
             match self.try_commit(&batch) {
                 Ok(()) => return Ok(()),
@@ -134,6 +140,42 @@ impl KvEngine for LmdbEngine {
 
     fn stable_snapshots(&self) -> bool {
         true
+    }
+
+    fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        let remap = self.remap.read_arc_recursive();
+        let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
+        // SAFETY: the transaction borrows `self.env`, which lives inside the `Arc<LmdbEngine>`
+        // that the same `LmdbWriter` holds: the Arc keeps it alive and at a fixed address, and the
+        // transaction, declared first, is dropped (or committed) before the Arc.
+        let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
+        Ok(Some(Box::new(LmdbWriter { txn: Some(txn), remap: Some(remap), engine: self })))
+    }
+}
+
+/// LMDB's write transaction, held from the beginning of a zarrdb transaction to its commit.
+/// LMDB's writer lock spans processes, so no other process commits in between.
+struct LmdbWriter {
+    txn: Option<RwTxn<'static>>,
+    remap: Option<parking_lot::ArcRwLockReadGuard<RawRwLock, ()>>,
+    engine: Arc<LmdbEngine>,
+}
+
+impl KvWriter for LmdbWriter {
+    fn commit(mut self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
+        self.engine.check_keys(&batch)?;
+        let Some(mut txn) = self.txn.take() else { return self.engine.commit(batch, true) };
+        match self.engine.apply(&mut txn, &batch).and_then(|()| txn.commit()) {
+            Ok(()) => return Ok(()),
+            Err(heed::Error::Mdb(MdbError::MapFull)) => {}
+            Err(e) => return Err(lmdb_error("commit", "")(e)),
+        }
+        // The map is full: the transaction is gone. Growing waits for every transaction of this
+        // process to end, this one's hold on the map included; then the batch is committed again.
+        // Another process may commit in between; the map filling up is rare enough to accept it.
+        drop(self.remap.take());
+        self.engine.grow()?;
+        self.engine.commit(batch, true)
     }
 }
 
