@@ -85,6 +85,19 @@ impl BytesToBytes for Zstd {
         with_decompressor(|d| d.decompress(&encoded, limit).map_err(|e| decompress_error(&e, max_decoded)))
     }
 
+    fn decode_into(&self, encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        check_content_size(encoded, max_decoded)?;
+        let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
+        out.clear();
+        out.reserve(limit);
+        with_decompressor(|d| d.decompress_to_buffer(encoded, out).map_err(|e| decompress_error(&e, max_decoded)))?;
+        // zstd may write up to the buffer's capacity, which a reused buffer can have beyond the limit.
+        if out.len() as u64 > max_decoded {
+            return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded });
+        }
+        Ok(())
+    }
+
     fn max_encoded_size(&self, decoded: u64) -> u64 {
         zstd::zstd_safe::compress_bound(usize::try_from(decoded).unwrap_or(usize::MAX)) as u64
     }
