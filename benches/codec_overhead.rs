@@ -19,8 +19,10 @@
 //!   keeps encoded values in a hash map, adding chunk assembly, store copies and the output buffer;
 //!   reported for context (the whole-array targets are in `zarrdb bench`).
 //!
-//! Runs alternate baseline and zarrdb; medians are reported. `cargo bench --bench codec_overhead`
-//! measures; under `cargo test` it runs once on a small array as a smoke test.
+//! Runs alternate baseline and zarrdb; medians of 15 are reported, by wall clock and, on a line of
+//! their own, by the process's CPU time, which other processes' load on a shared host does not
+//! inflate. `cargo bench --bench codec_overhead` measures; under `cargo test` it runs once on a
+//! small array as a smoke test.
 
 #[path = "../src/cli/bench/data.rs"]
 mod data;
@@ -174,8 +176,22 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn rate(mb: f64, secs: &[f64]) -> f64 {
-    mb / median(secs.to_vec())
+/// MB per median second, by wall clock or by CPU time.
+fn rate(mb: f64, samples: &[Sample], pick: fn(&Sample) -> f64) -> f64 {
+    mb / median(samples.iter().map(pick).collect())
+}
+
+/// CPU time of all the process's threads so far, in seconds (0 where /proc is missing). Unlike
+/// wall time it does not grow while other processes hold the cores, so on a shared host it
+/// separates the chain's cost from the neighbours' load.
+fn cpu_seconds() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    ns as f64 / 1e9
 }
 
 fn measure(case: &Case, runs: usize, report: bool) {
@@ -227,30 +243,36 @@ fn measure(case: &Case, runs: usize, report: bool) {
     }
 }
 
-/// Seconds per run of each measured step.
-#[derive(Default)]
-struct Timings {
-    zstd_encode: Vec<f64>,
-    zstd_decode: Vec<f64>,
-    per_call_encode: Vec<f64>,
-    per_call_decode: Vec<f64>,
-    placed_decode: Vec<f64>,
-    chain_encode: Vec<f64>,
-    chain_decode: Vec<f64>,
-    region_write: Vec<f64>,
-    region_read: Vec<f64>,
+/// One run of one step: wall-clock and CPU seconds.
+struct Sample {
+    wall: f64,
+    cpu: f64,
 }
 
-fn time<R>(into: &mut Vec<f64>, f: impl FnOnce() -> R) -> R {
-    let start = Instant::now();
+/// The samples of each measured step.
+#[derive(Default)]
+struct Timings {
+    zstd_encode: Vec<Sample>,
+    zstd_decode: Vec<Sample>,
+    per_call_encode: Vec<Sample>,
+    per_call_decode: Vec<Sample>,
+    placed_decode: Vec<Sample>,
+    chain_encode: Vec<Sample>,
+    chain_decode: Vec<Sample>,
+    region_write: Vec<Sample>,
+    region_read: Vec<Sample>,
+}
+
+fn time<R>(into: &mut Vec<Sample>, f: impl FnOnce() -> R) -> R {
+    let (start, cpu) = (Instant::now(), cpu_seconds());
     let result = f();
-    into.push(start.elapsed().as_secs_f64());
+    into.push(Sample { wall: start.elapsed().as_secs_f64(), cpu: cpu_seconds() - cpu });
     result
 }
 
 impl Timings {
     fn report(&self, name: &str, mb: f64, sharded: bool) {
-        let r = |secs: &[f64]| rate(mb, secs);
+        let r = |samples: &[Sample]| rate(mb, samples, |s| s.wall);
         let pct = |direct: f64, ours: f64| (direct / ours - 1.0) * 100.0;
         let (ze, zd) = (r(&self.zstd_encode), r(&self.zstd_decode));
         let (ce, cd) = (r(&self.chain_encode), r(&self.chain_decode));
@@ -267,6 +289,17 @@ impl Timings {
         println!(
             "{name:<9} zstd with a new context per call: encode {pe:>7.1} MB/s (chain {:>+5.1} %) | decode {pd:>7.1} MB/s (chain {:>+5.1} %)",
             pct(pe, ce), pct(pd, cd)
+        );
+        let c = |samples: &[Sample]| rate(mb, samples, |s| s.cpu);
+        let placed = if sharded {
+            format!(" | decode vs zstd + placing {:>+5.1} %", pct(c(&self.placed_decode), c(&self.chain_decode)))
+        } else {
+            String::new()
+        };
+        println!(
+            "{name:<9} cpu     encode vs zstd {:>+5.1} % | decode vs zstd {:>+5.1} %{placed} (chain over baseline in CPU time)",
+            pct(c(&self.zstd_encode), c(&self.chain_encode)),
+            pct(c(&self.zstd_decode), c(&self.chain_decode)),
         );
         if sharded {
             let pl = r(&self.placed_decode);
@@ -296,6 +329,6 @@ fn main() {
         },
     ];
     for case in &cases {
-        measure(case, if bench { 9 } else { 1 }, bench);
+        measure(case, if bench { 15 } else { 1 }, bench);
     }
 }
