@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, NamedConfig, Store};
+use zarrdb::{Array, ArrayMetadata, DataType, FillValue, MemoryStore, NamedConfig, Store};
 
 fn codecs(list: Value) -> Vec<NamedConfig> {
     NamedConfig::parse_list(&list).expect("a valid codec list")
@@ -130,6 +130,66 @@ fn sharding_variants_round_trip() {
             "index_codecs": index}}],
         "index_codecs": index}}]);
     roundtrip("nested sharding", DataType::Complex64, vec![33, 17], vec![16, 16], nested);
+}
+
+/// Whole shards decode to exactly what was encoded, for every rank, inner chain shape (one or two
+/// bytes -> bytes stages, byte swapping, no compressor), index location, and absent inner chunks
+/// taking a multi-byte fill value.
+#[test]
+fn sharded_decode_places_every_inner_chunk() {
+    let le = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let be = json!({"name": "bytes", "configuration": {"endian": "big"}});
+    let zstd = json!({"name": "zstd", "configuration": {"level": 1, "checksum": true}});
+    let crc = json!({"name": "crc32c"});
+    let gzip = json!({"name": "gzip", "configuration": {"level": 1}});
+    let cases = [
+        ("2-d, zstd", DataType::Float32, vec![8, 12], vec![2, 4], json!([le, zstd]), "end"),
+        (
+            "3-d, big endian, zstd + crc32c",
+            DataType::UInt16,
+            vec![4, 6, 8],
+            vec![2, 3, 4],
+            json!([be, zstd, crc]),
+            "start",
+        ),
+        ("inner chunks span whole rows", DataType::Float32, vec![6, 8], vec![2, 8], json!([le, crc]), "end"),
+        ("1-d, gzip", DataType::Int32, vec![16], vec![4], json!([le, gzip]), "start"),
+        ("2-d, raw", DataType::UInt16, vec![4, 6], vec![2, 3], json!([be]), "end"),
+        ("0-d, zstd", DataType::Float64, vec![], vec![], json!([le, zstd]), "end"),
+    ];
+    for (name, dt, shard, inner, chain, location) in cases {
+        let elem = dt.size();
+        let fill: Vec<u8> = (1..=elem as u8).collect();
+        let mut meta = ArrayMetadata::new(dt, shard.clone(), shard.clone());
+        meta.fill_value = FillValue::from_le_bytes(fill.clone());
+        meta.codecs = codecs(json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": inner,
+            "codecs": chain, "index_codecs": [le, crc], "index_location": location}}]));
+        let array = Array::create(Arc::new(MemoryStore::new()), "/a", meta).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Every other inner chunk (C order) holds only the fill value, so it is absent.
+        let per_shard: Vec<u64> = shard.iter().zip(&inner).map(|(s, i)| s / i).collect();
+        let inner_chunk_of = |mut k: u64| {
+            let (mut linear, mut scale) = (0, 1);
+            for d in (0..shard.len()).rev() {
+                linear += k % shard[d] / inner[d] * scale;
+                scale *= per_shard[d];
+                k /= shard[d];
+            }
+            linear
+        };
+        let mut decoded = data(shard.iter().product::<u64>() as usize, elem);
+        for (k, value) in decoded.chunks_mut(elem).enumerate() {
+            if inner_chunk_of(k as u64) % 2 == 1 {
+                value.copy_from_slice(&fill);
+            }
+        }
+        let encoded = array.encode_chunk(&decoded).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let entries = per_shard.iter().product::<u64>() as usize;
+        let index =
+            if location == "start" { &encoded[..entries * 16] } else { &encoded[encoded.len() - 4 - entries * 16..] };
+        let absent = index.chunks(16).filter(|e| e.iter().all(|&b| b == 0xff)).count();
+        assert_eq!(absent, entries / 2, "{name}: every other inner chunk is absent");
+        assert_eq!(array.decode_chunk(encoded).unwrap(), decoded, "{name}");
+    }
 }
 
 #[test]

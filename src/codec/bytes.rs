@@ -54,6 +54,14 @@ impl BytesCodec {
     }
 }
 
+fn check_len(len: usize, spec: &ChunkSpec) -> Result<(), CodecError> {
+    if len as u64 == spec.num_bytes() {
+        Ok(())
+    } else {
+        Err(CodecError::SizeMismatch { codec: "bytes", expected: spec.num_bytes(), actual: len as u64 })
+    }
+}
+
 /// Reverse the bytes of every `width`-byte scalar in place.
 fn swap_in_place(bytes: &mut [u8], width: usize) {
     for scalar in bytes.chunks_exact_mut(width) {
@@ -74,18 +82,20 @@ impl ArrayToBytes for BytesCodec {
     }
 
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
-        if encoded.len() as u64 != spec.num_bytes() {
-            return Err(CodecError::SizeMismatch {
-                codec: "bytes",
-                expected: spec.num_bytes(),
-                actual: encoded.len() as u64,
-            });
-        }
+        check_len(encoded.len(), spec)?;
         let mut decoded = encoded.into_owned();
         if let Some(width) = self.swap_needed(spec) {
             swap_in_place(&mut decoded, width);
         }
         Ok(decoded)
+    }
+
+    fn decode_in_place(&self, data: &mut [u8], spec: &ChunkSpec) -> Option<Result<(), CodecError>> {
+        Some(check_len(data.len(), spec).map(|()| {
+            if let Some(width) = self.swap_needed(spec) {
+                swap_in_place(data, width);
+            }
+        }))
     }
 
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64 {

@@ -15,6 +15,25 @@ impl Crc32c {
     }
 }
 
+/// Check the trailing checksum of `encoded`; the length of the data before it.
+fn verify(encoded: &[u8], max_decoded: u64) -> Result<usize, CodecError> {
+    let Some(body_len) = encoded.len().checked_sub(4) else {
+        return Err(CodecError::Corrupt {
+            codec: "crc32c",
+            reason: format!("{} bytes cannot hold a checksum", encoded.len()),
+        });
+    };
+    if body_len as u64 > max_decoded {
+        return Err(CodecError::TooLarge { codec: "crc32c", limit: max_decoded });
+    }
+    let stored = u32::from_le_bytes(encoded[body_len..].try_into().expect("4 bytes"));
+    let computed = crc32c::crc32c(&encoded[..body_len]);
+    if stored != computed {
+        return Err(CodecError::ChecksumMismatch { codec: "crc32c", stored, computed });
+    }
+    Ok(body_len)
+}
+
 impl BytesToBytes for Crc32c {
     fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let mut decoded = decoded.into_owned();
@@ -24,20 +43,7 @@ impl BytesToBytes for Crc32c {
     }
 
     fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
-        let Some(body_len) = encoded.len().checked_sub(4) else {
-            return Err(CodecError::Corrupt {
-                codec: "crc32c",
-                reason: format!("{} bytes cannot hold a checksum", encoded.len()),
-            });
-        };
-        if body_len as u64 > max_decoded {
-            return Err(CodecError::TooLarge { codec: "crc32c", limit: max_decoded });
-        }
-        let stored = u32::from_le_bytes(encoded[body_len..].try_into().expect("4 bytes"));
-        let computed = crc32c::crc32c(&encoded[..body_len]);
-        if stored != computed {
-            return Err(CodecError::ChecksumMismatch { codec: "crc32c", stored, computed });
-        }
+        let body_len = verify(&encoded, max_decoded)?;
         Ok(match encoded {
             std::borrow::Cow::Owned(mut body) => {
                 body.truncate(body_len);
@@ -45,6 +51,13 @@ impl BytesToBytes for Crc32c {
             }
             std::borrow::Cow::Borrowed(all) => all[..body_len].to_vec(),
         })
+    }
+
+    fn decode_into(&self, encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        let body_len = verify(encoded, max_decoded)?;
+        out.clear();
+        out.extend_from_slice(&encoded[..body_len]);
+        Ok(())
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {

@@ -18,10 +18,20 @@ mod transpose;
 mod zstd;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
+
+thread_local! {
+    /// The buffers of `CodecChain::decode_with`. Taken out while in use, so a nested decode (an
+    /// inner chain that shards again) finds them empty and allocates its own.
+    static SCRATCH: Cell<[Vec<u8>; 2]> = const { Cell::new([Vec::new(), Vec::new()]) };
+}
+
+/// Larger scratch buffers (from unusually large inner chunks) are freed instead of kept per thread.
+const MAX_KEPT_SCRATCH: usize = 4 << 20;
 
 /// What a codec receives or produces when it works on arrays.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +68,11 @@ pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     /// Must return exactly `spec.num_bytes()` bytes or an error. The input is borrowed where the
     /// caller holds it inside a larger value (inner chunks of a shard), so no copy is made to decode.
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError>;
+    /// Decode in place, for codecs that only check the size and reorder bytes within elements
+    /// (`bytes`); `None` for codecs that build a new buffer, which must be decoded with `decode`.
+    fn decode_in_place(&self, _data: &mut [u8], _spec: &ChunkSpec) -> Option<Result<(), CodecError>> {
+        None
+    }
     /// The largest encoded size any valid chunk of `spec` can have.
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64;
     /// The encoded size when it does not depend on the values (needed for shard indexes).
@@ -101,6 +116,12 @@ pub(crate) trait BytesToBytes: Send + Sync + std::fmt::Debug {
     fn encode(&self, decoded: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError>;
     /// Decode; producing more than `max_decoded` bytes is an error, never an allocation.
     fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
+    /// `decode` into `out`, replacing its contents; codecs that can write into an existing buffer
+    /// override it, so decoding many small chunks reuses one allocation.
+    fn decode_into(&self, encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        *out = self.decode(Cow::Borrowed(encoded), max_decoded)?;
+        Ok(())
+    }
     fn max_encoded_size(&self, decoded: u64) -> u64;
     fn fixed_encoded_size(&self, decoded: u64) -> Option<u64>;
     fn to_metadata(&self) -> NamedConfig;
@@ -230,8 +251,48 @@ impl CodecChain {
         Ok(data)
     }
 
-    /// Decode the box `offset..offset+shape` of a stored chunk, fetching only the bytes needed
-    /// where the chain allows (a lone sharding codec); `Unsupported` otherwise.
+    /// Decode one stored chunk and pass the decoded bytes to `consume`. Intermediate and decoded
+    /// bytes live in per-thread buffers that stay allocated and cache-warm between calls, so
+    /// decoding the many small inner chunks of a shard allocates nothing per chunk.
+    pub fn decode_with<R>(&self, encoded: &[u8], consume: impl FnOnce(&[u8]) -> R) -> Result<R, CodecError> {
+        if !self.array_to_array.is_empty() || self.bytes_to_bytes.is_empty() {
+            return self.decode(encoded).map(|data| consume(&data));
+        }
+        let mut bufs = SCRATCH.take();
+        let result = self.decode_scratch(encoded, &mut bufs).map(consume);
+        for buf in &mut bufs {
+            if buf.capacity() > MAX_KEPT_SCRATCH {
+                *buf = Vec::new();
+            }
+        }
+        SCRATCH.set(bufs);
+        result
+    }
+
+    /// The body of `decode_with` for chains without array -> array codecs and with at least one
+    /// bytes -> bytes codec: the stages alternate between the two buffers of `bufs`.
+    fn decode_scratch<'s>(&self, encoded: &[u8], bufs: &'s mut [Vec<u8>; 2]) -> Result<&'s [u8], CodecError> {
+        let mut current: Option<usize> = None;
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
+            let out = current.map_or(0, |c| 1 - c);
+            let [first, second] = &mut *bufs;
+            let (dst, other) = if out == 0 { (first, &*second) } else { (second, &*first) };
+            let src: &[u8] = if current.is_some() { other } else { encoded };
+            codec.decode_into(src, self.bounds[i], dst)?;
+            current = Some(out);
+        }
+        let data = &mut bufs[current.expect("at least one bytes -> bytes codec")];
+        match self.array_to_bytes.decode_in_place(data, self.bytes_spec()) {
+            Some(result) => result?,
+            None => *data = self.array_to_bytes.decode(Cow::Borrowed(data.as_slice()), self.bytes_spec())?,
+        }
+        let expected = self.specs[0].num_bytes();
+        if data.len() as u64 != expected {
+            return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+        }
+        Ok(data)
+    }
+
     /// Whether reading part of a chunk can fetch less than the whole value (a lone sharding codec).
     pub fn supports_partial_decode(&self) -> bool {
         self.array_to_array.is_empty()
@@ -239,6 +300,8 @@ impl CodecChain {
             && self.array_to_bytes.supports_partial_decode()
     }
 
+    /// Decode the box `offset..offset+shape` of a stored chunk, fetching only the bytes needed
+    /// where the chain allows (a lone sharding codec); `Unsupported` otherwise.
     pub fn partial_decode(
         &self,
         fetch: &mut Fetch<'_>,

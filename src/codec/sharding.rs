@@ -7,6 +7,7 @@
 //! than its chain can produce.
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -14,7 +15,7 @@ use serde_json::Value;
 use super::config::{map, Config};
 use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
 use crate::array::region::{
-    chunk_ranges, copy_box, fill, fill_box, for_each_index, gather_box, intersect, is_all, offset_in_cell, BoxIn,
+    chunk_ranges, copy_box, fill_box, for_each_index, gather_box, intersect, is_all, offset_in_cell, BoxIn,
 };
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
@@ -140,39 +141,78 @@ impl Sharding {
         Ok(entries)
     }
 
-    /// Decode the inner chunks `coords` (one row along dimension 0, or the single chunk of a 0-d
-    /// shard) into `dst`, the matching slab of the shard; absent entries keep the fill value.
-    fn decode_row(
+    /// Decode every inner chunk into `out`, the whole decoded shard; returns only once every byte
+    /// of `out` has been written.
+    fn decode_slabs(
         &self,
         encoded: &[u8],
         entries: &[Option<(u64, u64)>],
-        coords: &[Vec<u64>],
-        dst: &mut [u8],
         spec: &ChunkSpec,
+        out: &mut [MaybeUninit<u8>],
     ) -> Result<(), CodecError> {
-        let elem = spec.data_type.size();
+        // Inner chunks at the same position along dimension 0 fill one contiguous slab of the
+        // shard, so slabs decode in parallel into disjoint parts of the output. A 0-d shard is one
+        // slab holding its one inner chunk.
+        let slabs = self.chunks_per_shard.first().map_or(1, |&n| n as usize);
+        if out.is_empty() {
+            return Ok(());
+        }
+        let slab_len = out.len() / slabs;
+        let per_slab = entries.len() / slabs;
+        // `zip_eq`: a slab without entries would be left unwritten, so a mismatch must not pass.
+        out.par_chunks_mut(slab_len)
+            .zip_eq(entries.par_chunks(per_slab))
+            .try_for_each(|(slab, entries)| self.decode_slab(encoded, entries, spec, slab))
+    }
+
+    /// Decode the inner chunks of one slab (`entries`, in C order) into `slab`; absent ones take
+    /// the fill value. Every byte of `slab` is written: the inner chunks tile the slab (their shape
+    /// divides the shard's), and each is written whole, from a decoded chunk whose length the
+    /// chain has checked or from the fill value.
+    fn decode_slab(
+        &self,
+        encoded: &[u8],
+        entries: &[Option<(u64, u64)>],
+        spec: &ChunkSpec,
+        slab: &mut [MaybeUninit<u8>],
+    ) -> Result<(), CodecError> {
         let mut slab_shape = spec.shape.clone();
         if let Some(first) = slab_shape.first_mut() {
             *first = self.inner_shape[0];
         }
-        let zero = vec![0; spec.shape.len()];
-        for (entry, c) in entries.iter().zip(coords) {
-            let Some((o, n)) = *entry else { continue };
-            let chunk = self.inner.decode(&encoded[o as usize..(o + n) as usize])?;
-            let mut start = self.inner_start(c);
-            if let Some(first) = start.first_mut() {
-                *first = 0;
+        let runs = Runs::new(&self.inner_shape, &slab_shape, spec.data_type.size());
+        let mut fill_run = Vec::new();
+        let mut written = 0;
+        for (k, entry) in entries.iter().enumerate() {
+            let start = self.start_in_slab(k);
+            match *entry {
+                Some((o, n)) => self.inner.decode_with(&encoded[o as usize..(o + n) as usize], |chunk| {
+                    let mut pieces = chunk.chunks_exact(runs.len);
+                    runs.for_each(&start, |at| write(&mut slab[at..at + runs.len], pieces.next().expect("whole runs")));
+                })?,
+                None => {
+                    if fill_run.is_empty() {
+                        fill_run = spec.fill_value.as_le_bytes().repeat(runs.len / spec.data_type.size());
+                    }
+                    runs.for_each(&start, |at| write(&mut slab[at..at + runs.len], &fill_run));
+                }
             }
-            copy_box(
-                &chunk,
-                &BoxIn { shape: &self.inner_shape, start: &zero },
-                dst,
-                &BoxIn { shape: &slab_shape, start: &start },
-                &self.inner_shape,
-                elem,
-            );
+            written += runs.chunk_bytes();
         }
+        // Part of the safety argument of `decode`: the tiled chunks account for the whole slab.
+        assert_eq!(written, slab.len(), "inner chunks tile their slab");
         Ok(())
+    }
+
+    /// The element position in its slab of the `k`-th inner chunk (C order) of a slab.
+    fn start_in_slab(&self, k: usize) -> Vec<u64> {
+        let mut start = vec![0; self.inner_shape.len()];
+        let mut rest = k as u64;
+        for d in (1..start.len()).rev() {
+            start[d] = rest % self.chunks_per_shard[d] * self.inner_shape[d];
+            rest /= self.chunks_per_shard[d];
+        }
+        start
     }
 
     fn inner_coords(&self) -> Vec<Vec<u64>> {
@@ -184,6 +224,60 @@ impl Sharding {
 
     fn inner_start(&self, coords: &[u64]) -> Vec<u64> {
         coords.iter().zip(&self.inner_shape).map(|(c, s)| c * s).collect()
+    }
+}
+
+/// Where an inner chunk's bytes go in a C-order slab: one contiguous run of `len` bytes per index
+/// of the dimensions before the trailing ones the chunk spans whole.
+struct Runs {
+    len: usize,
+    /// The inner chunk's extent on the dimensions that are iterated, not merged into a run.
+    outer: Vec<u64>,
+    /// The slab's stride in bytes on every dimension.
+    strides: Vec<usize>,
+}
+
+impl Runs {
+    fn new(inner_shape: &[u64], slab_shape: &[u64], elem: usize) -> Runs {
+        let n = inner_shape.len();
+        let mut strides = vec![elem; n];
+        for d in (0..n.saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * slab_shape[d + 1] as usize;
+        }
+        // Merge trailing dimensions the chunk spans whole, as in `region::copy_box`.
+        let mut merged = n;
+        let mut len = elem;
+        while merged > 0 {
+            merged -= 1;
+            len *= inner_shape[merged] as usize;
+            if merged == 0 || inner_shape[merged] != slab_shape[merged] {
+                break;
+            }
+        }
+        Runs { len, outer: inner_shape[..merged].to_vec(), strides }
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        self.len * self.outer.iter().product::<u64>() as usize
+    }
+
+    /// Call `f` with the byte offset of every run of the chunk starting at element `start`, in
+    /// C order (the order of the chunk's own bytes).
+    fn for_each(&self, start: &[u64], mut f: impl FnMut(usize)) {
+        let base: usize = start.iter().zip(&self.strides).map(|(&s, &stride)| s as usize * stride).sum();
+        let ranges: Vec<_> = self.outer.iter().map(|&n| 0..n).collect();
+        for_each_index(&ranges, |i| {
+            f(base + i.iter().zip(&self.strides).map(|(&i, &stride)| i as usize * stride).sum::<usize>());
+        });
+    }
+}
+
+/// Copy `src` into `dst`, which has the same length, initialising it.
+fn write(dst: &mut [MaybeUninit<u8>], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    // Compiled to a memcpy; `MaybeUninit::write_copy_of_slice` is newer than the crate's MSRV.
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(s);
     }
 }
 
@@ -255,27 +349,14 @@ impl ArrayToBytes for Sharding {
         }
         let range = self.index_range(len);
         let entries = self.parse_index(&encoded[range.start as usize..range.end as usize], Some(len))?;
-        let mut shard = vec![0u8; spec.num_bytes() as usize];
-        if entries.iter().any(Option::is_none) {
-            fill(&mut shard, spec.fill_value.as_le_bytes());
-        }
-        let coords = self.inner_coords();
-        if spec.shape.is_empty() {
-            return self.decode_row(&encoded, &entries, &coords, &mut shard, spec).map(|()| shard);
-        }
-        // A row of inner chunks along dimension 0 fills one contiguous slab of the shard, so rows
-        // decode in parallel straight into disjoint slabs, inner chunks read in place.
-        let per_row = coords.len() / self.chunks_per_shard[0].max(1) as usize;
-        let slab = shard.len() / self.chunks_per_shard[0].max(1) as usize;
-        if slab == 0 || per_row == 0 {
-            return Ok(shard);
-        }
-        shard.par_chunks_mut(slab).zip(coords.par_chunks(per_row)).enumerate().try_for_each(
-            |(row, (slab, row_coords))| {
-                let first = row * per_row;
-                self.decode_row(&encoded, &entries[first..first + per_row], row_coords, slab, spec)
-            },
-        )?;
+        // Every byte is written by the decoding below, so the shard is not zero-filled first: that
+        // fill is a whole extra pass over memory, as large as the decoding's own output.
+        let total = spec.num_bytes() as usize;
+        let mut shard = Vec::with_capacity(total);
+        self.decode_slabs(&encoded, &entries, spec, &mut shard.spare_capacity_mut()[..total])?;
+        // SAFETY: `decode_slabs` returned Ok, which it does only after writing every one of the
+        // first `total` bytes of the allocation (see `decode_slab`), so they are initialised.
+        unsafe { shard.set_len(total) };
         Ok(shard)
     }
 
@@ -357,16 +438,11 @@ impl ArrayToBytes for Sharding {
                     let bytes = fetched
                         .next()
                         .ok_or_else(|| codec_err(corrupt("the store returned fewer ranges than requested")))?;
-                    let chunk = self.inner.decode(bytes).map_err(codec_err)?;
                     let in_chunk = offset_in_cell(&lo, coords, &self.inner_shape);
-                    copy_box(
-                        &chunk,
-                        &BoxIn { shape: &self.inner_shape, start: &in_chunk },
-                        &mut out,
-                        &dst,
-                        &size,
-                        elem,
-                    );
+                    let src = BoxIn { shape: &self.inner_shape, start: &in_chunk };
+                    self.inner
+                        .decode_with(&bytes, |chunk| copy_box(chunk, &src, &mut out, &dst, &size, elem))
+                        .map_err(codec_err)?;
                 }
             }
         }

@@ -23,10 +23,43 @@ impl Zstd {
 }
 
 thread_local! {
-    // Creating a zstd context costs about as much as compressing a small chunk, so each thread
-    // keeps one of each and re-parameterises it per call.
+    // Creating a zstd context costs about as much as compressing a small chunk (it runs CPUID,
+    // which a virtual machine may trap), so each thread keeps one of each and reuses it.
     static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
     static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+fn with_decompressor<R>(
+    f: impl FnOnce(&mut zstd::bulk::Decompressor<'static>) -> Result<R, CodecError>,
+) -> Result<R, CodecError> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let decompressor = match slot.as_mut() {
+            Some(d) => d,
+            None => slot.insert(
+                zstd::bulk::Decompressor::new()
+                    .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?,
+            ),
+        };
+        f(decompressor)
+    })
+}
+
+/// Refuse a frame whose header announces more than `max_decoded` bytes before decoding any of it.
+fn check_content_size(encoded: &[u8], max_decoded: u64) -> Result<(), CodecError> {
+    match zstd::zstd_safe::get_frame_content_size(encoded) {
+        Ok(Some(size)) if size > max_decoded => Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded }),
+        _ => Ok(()),
+    }
+}
+
+fn decompress_error(e: &std::io::Error, max_decoded: u64) -> CodecError {
+    let reason = e.to_string();
+    if reason.contains("Destination buffer is too small") {
+        CodecError::TooLarge { codec: "zstd", limit: max_decoded }
+    } else {
+        CodecError::Corrupt { codec: "zstd", reason }
+    }
 }
 
 impl BytesToBytes for Zstd {
@@ -48,21 +81,21 @@ impl BytesToBytes for Zstd {
         // The output buffer is bounded by the expected size: a frame that claims or produces more
         // fails inside zstd instead of allocating.
         let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
-        let mut decompressor = zstd::bulk::Decompressor::new()
-            .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
-        if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(&encoded) {
-            if size > max_decoded {
-                return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded });
-            }
+        check_content_size(&encoded, max_decoded)?;
+        with_decompressor(|d| d.decompress(&encoded, limit).map_err(|e| decompress_error(&e, max_decoded)))
+    }
+
+    fn decode_into(&self, encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        check_content_size(encoded, max_decoded)?;
+        let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
+        out.clear();
+        out.reserve(limit);
+        with_decompressor(|d| d.decompress_to_buffer(encoded, out).map_err(|e| decompress_error(&e, max_decoded)))?;
+        // zstd may write up to the buffer's capacity, which a reused buffer can have beyond the limit.
+        if out.len() as u64 > max_decoded {
+            return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded });
         }
-        decompressor.decompress(&encoded, limit).map_err(|e| {
-            let reason = e.to_string();
-            if reason.contains("Destination buffer is too small") {
-                CodecError::TooLarge { codec: "zstd", limit: max_decoded }
-            } else {
-                CodecError::Corrupt { codec: "zstd", reason }
-            }
-        })
+        Ok(())
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {
