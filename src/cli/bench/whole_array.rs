@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig};
 
 use super::data::bench_bytes;
+use super::median;
 use super::target::Target;
 use crate::cli::CliError;
 
@@ -71,6 +72,43 @@ pub(crate) fn run_once(name: &str, target: &Target, data: &[u8]) -> Result<Run, 
     }
     let stored_bytes = array.stored_chunks()?.iter().map(|(_, size)| size).sum();
     Ok(Run { write_s, read_s, stored_bytes })
+}
+
+/// Medians of `runs` runs of a whole-array workload on each target, the targets alternated
+/// within each run (BENCHMARKS.md: compare as ratios measured in the same run, A and B
+/// alternated), so a noisy neighbour slows every backend alike.
+pub(crate) fn alternated(workload: &str, targets: &[Target], runs: usize) -> Result<Vec<Value>, CliError> {
+    let data = data(workload);
+    let mb = data.len() as f64 / 1e6;
+    let mut writes = vec![Vec::new(); targets.len()];
+    let mut reads = vec![Vec::new(); targets.len()];
+    let mut stored = vec![0; targets.len()];
+    for _ in 0..runs {
+        for (i, target) in targets.iter().enumerate() {
+            let run = run_once(workload, target, &data)?;
+            target.remove();
+            writes[i].push(mb / run.write_s);
+            reads[i].push(mb / run.read_s);
+            stored[i] = run.stored_bytes;
+        }
+    }
+    let round = |x: f64| (x * 10.0).round() / 10.0;
+    Ok(targets
+        .iter()
+        .enumerate()
+        .map(|(i, target)| {
+            json!({
+                "workload": workload,
+                "backend": target.name,
+                "durability": target.durability_label(),
+                "write_MBps": round(median(std::mem::take(&mut writes[i]))),
+                "read_MBps": round(median(std::mem::take(&mut reads[i]))),
+                "runs": runs,
+                "uncompressed_MB": round(mb),
+                "stored_MB": round(stored[i] as f64 / 1e6),
+            })
+        })
+        .collect())
 }
 
 /// The benchmark data of a workload.
