@@ -36,7 +36,9 @@ use zarrdb::{
     Node, NodeError, Parents, Store,
 };
 
-const NAMES: [&str; 3] = ["x", "y", "z"];
+/// `c` is also the chunk folder of arrays with the default key encoding: a path through it must
+/// never be taken for a node.
+const NAMES: [&str; 4] = ["x", "y", "z", "c"];
 /// Longest array dimension; chunks are 2 to 5 long.
 const MAX_LEN: u64 = 10;
 

@@ -126,9 +126,7 @@ pub(super) fn prepare(store: &dyn Store, path: &NodePath, is_array: bool) -> Res
 /// Check that `path` is free and no ancestor is an array; write missing ancestors as groups.
 /// An implicit group at `path` may become an explicit group, never an array.
 fn prepare_with(store: &dyn Store, path: &NodePath, is_array: bool, parents: Parents) -> Result<(), Error> {
-    if read_metadata(store, path)?.is_some() || (is_array && has_descendants(store, path)?) {
-        return Err(NodeError::AlreadyExists { path: path.to_string() }.into());
-    }
+    // Ancestors first: below an array, keys are chunks, so "exists" would be the wrong answer.
     let mut missing = Vec::new();
     for ancestor in path.ancestors() {
         match read_metadata(store, &ancestor)? {
@@ -139,6 +137,9 @@ fn prepare_with(store: &dyn Store, path: &NodePath, is_array: bool, parents: Par
             None if parents == Parents::Explicit => missing.push(ancestor),
             None => {}
         }
+    }
+    if read_metadata(store, path)?.is_some() || (is_array && has_descendants(store, path)?) {
+        return Err(NodeError::AlreadyExists { path: path.to_string() }.into());
     }
     for ancestor in missing {
         store.set(&ancestor.metadata_key(), &GroupMetadata::default().to_json_bytes())?;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::create::{in_scope, prepare};
 use super::group::{has_descendants, read_metadata};
+use super::node::under_array;
 use super::path::NodePath;
 use super::Node;
 use crate::error::{Error, NodeError};
@@ -88,6 +89,9 @@ fn erase(store: &Arc<dyn Store>, path: &str, keep_parent: bool) -> Result<(), Er
 }
 
 fn require_exists(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    if under_array(store, path)? {
+        return Err(NodeError::NotFound { path: path.to_string() }.into());
+    }
     if read_metadata(store, path)?.is_some() || has_descendants(store, path)? {
         Ok(())
     } else {

@@ -32,6 +32,10 @@ impl Node {
     /// ```
     pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Node, Error> {
         let path = NodePath::parse(path)?;
+        // Keys below an array are its chunks, not nodes: `/arr/c` is no implicit group.
+        if under_array(store.as_ref(), &path)? {
+            return Err(NodeError::NotFound { path: path.to_string() }.into());
+        }
         match super::read_metadata(store.as_ref(), &path)? {
             Some(NodeMetadata::Array(meta)) => Ok(Node::Array(Array::from_metadata(store, path, meta)?)),
             Some(NodeMetadata::Group(meta)) => Ok(Node::Group(Group::from_parts(store, path, Some(meta)))),
@@ -49,4 +53,14 @@ impl Node {
             Node::Group(g) => g.path(),
         }
     }
+}
+
+/// Whether an ancestor of `path` is an array, which makes `path` part of that array, not a node.
+pub(crate) fn under_array(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
+    for ancestor in path.ancestors() {
+        if let Some(NodeMetadata::Array(_)) = super::read_metadata(store, &ancestor)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
