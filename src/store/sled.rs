@@ -1,12 +1,15 @@
 //! The sled engine: a folder holding a log-structured tree.
 //!
 //! Zarr keys are the keys of sled's default tree. A commit is one atomic `apply_batch`, followed
-//! by `flush` (fsync) in durable mode; in fast mode sled flushes on its own timer. sled has no
+//! by `flush` (fsync) in durable mode; in fast mode by a flush at most every 500 ms. sled has no
 //! long-lived snapshots: reads see the live tree, so a long read can see later commits (each
 //! commit still appears whole to every single read).
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::kv::{engine_error, slice_range, KvEngine, KvSnapshot, WriteBatch};
 use super::ByteRange;
@@ -14,14 +17,27 @@ use crate::error::{OpenError, StoreError};
 
 const NAME: &str = "sled";
 
+/// In fast mode the log is flushed when the last flush is older than this. sled's own flusher
+/// thread is off: it holds the database open for a while after the last handle is dropped, so
+/// reopening at once would find it locked.
+const FAST_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
 pub(crate) struct SledEngine {
     db: sled::Db,
+    last_flush: Mutex<Instant>,
 }
 
 impl SledEngine {
     pub fn open(path: &Path) -> Result<SledEngine, OpenError> {
-        let db = sled::Config::new().path(path).open().map_err(|e| open_error(path, e))?;
-        Ok(SledEngine { db })
+        let db = sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e))?;
+        Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()) })
+    }
+}
+
+impl Drop for SledEngine {
+    fn drop(&mut self) {
+        // Fast-mode commits since the last flush; an error here has no caller to go to.
+        let _ = self.db.flush();
     }
 }
 
@@ -46,8 +62,10 @@ impl KvEngine for SledEngine {
             }
         }
         self.db.apply_batch(ops).map_err(engine_error(NAME, "commit", ""))?;
-        if durable {
+        let mut last_flush = self.last_flush.lock();
+        if durable || last_flush.elapsed() >= FAST_FLUSH_INTERVAL {
             self.db.flush().map_err(engine_error(NAME, "flush", ""))?;
+            *last_flush = Instant::now();
         }
         Ok(())
     }
