@@ -22,6 +22,9 @@ const NAME: &str = "sled";
 /// reopening at once would find it locked.
 const FAST_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 
+/// How long opening waits for a lock that a just-closed handle of this process may still hold.
+const RELOCK_WAIT: Duration = Duration::from_secs(2);
+
 pub(crate) struct SledEngine {
     db: sled::Db,
     last_flush: Mutex<Instant>,
@@ -29,8 +32,18 @@ pub(crate) struct SledEngine {
 
 impl SledEngine {
     pub fn open(path: &Path) -> Result<SledEngine, OpenError> {
-        let db = sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e))?;
-        Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()) })
+        // sled's background threads hold the database, and its file lock, for a moment after the
+        // last handle is dropped; a reopen right after a close waits that moment out.
+        let deadline = Instant::now() + RELOCK_WAIT;
+        loop {
+            match sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e)) {
+                Ok(db) => return Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()) }),
+                Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
