@@ -2,8 +2,9 @@
 //! of `common/crash_workload.rs` one after another (each writes three arrays, creates an array now
 //! and then, and sets the attributes of an array and a group) and is killed with SIGKILL at random
 //! moments; one child in four closes the database instead. After each child the database must
-//! open, `zarrdb check` and `Array::check` must pass, and the content must be exactly the state
-//! after some prefix of the transactions:
+//! open, `zarrdb check` and `Array::check` must pass, every array must store exactly the chunks
+//! that hold data (`common/crash_checks.rs`), and the content must be exactly the state after some
+//! prefix of the transactions:
 //! - after a kill, the last transaction whose commit returned in the child (it printed `ACK k`),
 //!   or the next one (the kill landed between the commit and the acknowledgement): durable mode on
 //!   every backend, and LMDB fast mode, whose commits are in the page cache when they return;
@@ -19,72 +20,9 @@
 mod crash_harness;
 #[path = "common/crash_workload.rs"]
 mod crash_workload;
-#[path = "common/splitmix.rs"]
-mod splitmix;
 
-use crash_harness::{crash_loop, Promise};
-use zarrdb::{Backend, Durability};
-
-const CI_KILLS: u32 = 40;
-const FULL_KILLS: u32 = 200;
-
-/// The child process; does nothing in a normal test run.
-#[test]
-fn child_entry() {
-    crash_harness::child_main();
-}
-
-#[test]
-fn redb_durable_survives_kills() {
-    crash_loop(Backend::Redb, Durability::Durable, Promise::KeepsAcknowledged, CI_KILLS);
-}
-
-#[test]
-fn lmdb_durable_survives_kills() {
-    crash_loop(Backend::Lmdb, Durability::Durable, Promise::KeepsAcknowledged, CI_KILLS);
-}
-
-#[test]
-fn sled_durable_survives_kills() {
-    crash_loop(Backend::Sled, Durability::Durable, Promise::KeepsAcknowledged, CI_KILLS);
-}
-
-#[test]
-fn redb_fast_survives_kills() {
-    crash_loop(Backend::Redb, Durability::Fast, Promise::SomePrefix, CI_KILLS);
-}
-
-#[test]
-fn lmdb_fast_survives_kills() {
-    crash_loop(Backend::Lmdb, Durability::Fast, Promise::KeepsAcknowledged, CI_KILLS);
-}
-
-#[test]
-#[ignore = "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"]
-fn redb_durable_survives_200_kills() {
-    crash_loop(Backend::Redb, Durability::Durable, Promise::KeepsAcknowledged, FULL_KILLS);
-}
-
-#[test]
-#[ignore = "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"]
-fn lmdb_durable_survives_200_kills() {
-    crash_loop(Backend::Lmdb, Durability::Durable, Promise::KeepsAcknowledged, FULL_KILLS);
-}
-
-#[test]
-#[ignore = "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"]
-fn sled_durable_survives_200_kills() {
-    crash_loop(Backend::Sled, Durability::Durable, Promise::KeepsAcknowledged, FULL_KILLS);
-}
-
-#[test]
-#[ignore = "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"]
-fn redb_fast_survives_200_kills() {
-    crash_loop(Backend::Redb, Durability::Fast, Promise::SomePrefix, FULL_KILLS);
-}
-
-#[test]
-#[ignore = "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"]
-fn lmdb_fast_survives_200_kills() {
-    crash_loop(Backend::Lmdb, Durability::Fast, Promise::KeepsAcknowledged, FULL_KILLS);
-}
+crash_harness::crash_tests!(
+    crash_workload::Model,
+    kills 40, 200,
+    "200 kills: run with `cargo test --release --test crash_transactions -- --ignored`"
+);

@@ -63,7 +63,8 @@ enum Command {
     },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     Bench {
-        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children.
+        /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children,
+        /// append_rows.
         /// Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,

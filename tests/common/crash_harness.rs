@@ -1,11 +1,18 @@
-//! The parent and child sides of the crash tests (`tests/crash_transactions.rs`). A test binary using it defines `#[test] fn child_entry()` calling
-//! [`child_main`]; [`crash_loop`] runs that binary again as the child (`--exact child_entry`, with
+//! The parent and child sides of the crash tests (`tests/crash_transactions.rs`,
+//! `tests/crash_resize_append.rs`), shared so that every workload gets the same kill timings and
+//! checks. A test binary using it declares its tests with [`crash_tests!`]: `#[test] fn
+//! child_entry()` calls [`child_main`] with the binary's [`Workload`], and each test runs
+//! [`crash_loop`], which runs that binary again as the child (`--exact child_entry`, with
 //! `ZARRDB_CRASH_DB` set), kills it at random moments or lets it close the database, and checks
-//! the database after each child: it opens, `zarrdb check` and `Array::check` pass, and it holds
-//! exactly the state after a prefix of the transactions of `crash_workload.rs` that [`Promise`]
-//! allows. Half the kills are timed from the start of the child (they may land while it opens and
-//! recovers the database), half from the moment it reports being ready. `ZARRDB_CRASH_SEED`
-//! changes the kill timings.
+//! the database after each child: it opens, `zarrdb check` passes, and it holds exactly the state
+//! after a prefix of the workload's transactions that [`Promise`] allows. Half the kills are timed
+//! from the start of the child (they may land while it opens and recovers the database), half from
+//! the moment it reports being ready. `ZARRDB_CRASH_SEED` changes the kill timings.
+
+#[path = "crash_checks.rs"]
+pub mod checks;
+#[path = "splitmix.rs"]
+pub mod splitmix;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
@@ -17,8 +24,81 @@ use std::time::{Duration, Instant};
 
 use zarrdb::{Backend, Database, Durability};
 
-use super::crash_workload::{self, Model};
-use super::splitmix::SplitMix;
+use splitmix::SplitMix;
+
+/// What a crash test runs: transactions generated from their number (and the state before them)
+/// alone, so that the child that runs them and the parent that checks the database after a crash
+/// agree on what every prefix of them leaves behind. The implementing type is the model: the
+/// content of the database after transactions `1..=txn`.
+pub trait Workload {
+    /// Create the nodes (state 0) in one transaction.
+    fn setup(db: &Database) -> Result<(), zarrdb::Error>;
+    /// Run transaction `k` on a database holding the state after `k - 1`, and commit it.
+    fn run_transaction(db: &Database, k: u64) -> Result<(), zarrdb::Error>;
+    /// The transaction the database says it holds the state after: the `txn` attribute of the
+    /// group `/g`, which every transaction sets.
+    fn committed_txn(db: &Database) -> Result<u64, zarrdb::Error> {
+        let attrs = zarrdb::Group::open(db.begin_read()?.store(), "/g")?.attributes();
+        Ok(attrs.get("txn").and_then(serde_json::Value::as_u64).expect("/g has a txn attribute"))
+    }
+    /// The model of state 0.
+    fn initial() -> Self;
+    /// The last transaction the model has replayed.
+    fn txn(&self) -> u64;
+    /// Replay transaction `txn() + 1`.
+    fn replay_next(&mut self);
+    /// Replay transactions up to `txn`.
+    fn advance_to(&mut self, txn: u64) {
+        assert!(txn >= self.txn(), "the model cannot go back from {} to {txn}", self.txn());
+        while self.txn() < txn {
+            self.replay_next();
+        }
+    }
+    /// Check that the latest commit of `db` holds exactly the model's state.
+    fn verify(&self, db: &Database) -> Result<(), String>;
+    /// How many groups and arrays the database holds in the model's state.
+    fn node_counts(&self) -> (usize, usize);
+}
+
+/// The tests of a crash test binary: `child_entry` running the workload `$model`, and for each
+/// configuration (durable on redb, LMDB and sled; fast on redb and LMDB) a test of `$ci` kills
+/// (`redb_durable_survives_kills`...) and an ignored one of `$full` kills
+/// (`redb_durable_survives_200_kills`...; `$how` says how to run them).
+macro_rules! crash_tests {
+    ($model:ty, kills $ci:expr, $full:expr, $how:literal) => {
+        /// The child process; does nothing in a normal test run.
+        #[test]
+        fn child_entry() {
+            $crate::crash_harness::child_main::<$model>();
+        }
+
+        $crate::crash_harness::crash_tests!(@config $model, $ci, $full, $how;
+            redb_durable_survives_kills, redb_durable_survives_200_kills: Redb, Durable, KeepsAcknowledged;
+            lmdb_durable_survives_kills, lmdb_durable_survives_200_kills: Lmdb, Durable, KeepsAcknowledged;
+            sled_durable_survives_kills, sled_durable_survives_200_kills: Sled, Durable, KeepsAcknowledged;
+            redb_fast_survives_kills, redb_fast_survives_200_kills: Redb, Fast, SomePrefix;
+            lmdb_fast_survives_kills, lmdb_fast_survives_200_kills: Lmdb, Fast, KeepsAcknowledged;
+        );
+    };
+    (@config $model:ty, $ci:expr, $full:expr, $how:literal;
+     $($ci_test:ident, $full_test:ident: $backend:ident, $durability:ident, $promise:ident;)*) => {$(
+        #[test]
+        fn $ci_test() {
+            use $crate::crash_harness::{crash_loop, Promise};
+            use zarrdb::{Backend, Durability};
+            crash_loop::<$model>(Backend::$backend, Durability::$durability, Promise::$promise, $ci);
+        }
+
+        #[test]
+        #[ignore = $how]
+        fn $full_test() {
+            use $crate::crash_harness::{crash_loop, Promise};
+            use zarrdb::{Backend, Durability};
+            crash_loop::<$model>(Backend::$backend, Durability::$durability, Promise::$promise, $full);
+        }
+    )*};
+}
+pub(crate) use crash_tests;
 
 /// Which states a kill may leave, given the last transaction acknowledged (its commit returned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +124,7 @@ fn open(backend: Backend, durability: Durability, path: &Path) -> Result<Databas
 /// The child: run transactions from the state the parent checked until killed (or, with
 /// `ZARRDB_CRASH_STOP`, until that transaction, then close the database). Does nothing unless
 /// started by [`run_child`].
-pub fn child_main() {
+pub fn child_main<W: Workload>() {
     let Some(path) = std::env::var_os(DB_ENV) else { return };
     let backend = match std::env::var(BACKEND_ENV).unwrap().as_str() {
         "redb" => Backend::Redb,
@@ -56,12 +136,12 @@ pub fn child_main() {
     let start: u64 = std::env::var(START_ENV).unwrap().parse().unwrap();
     let stop: u64 = std::env::var(STOP_ENV).map_or(u64::MAX, |s| s.parse().unwrap());
     let db = open(backend, durability, Path::new(&path)).expect("the child opens the database");
-    let found = crash_workload::committed_txn(&db).unwrap();
+    let found = W::committed_txn(&db).unwrap();
     assert_eq!(found, start, "the child found the state after {found}; the parent checked {start}");
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY {start}").and_then(|()| out.flush()).unwrap();
     for k in start + 1..=stop {
-        crash_workload::run_transaction(&db, k).unwrap();
+        W::run_transaction(&db, k).unwrap();
         writeln!(out, "ACK {k}").and_then(|()| out.flush()).unwrap();
     }
 }
@@ -164,7 +244,7 @@ struct Figures {
 
 /// Run children on one database until `kills` of them were killed (one in four is let to close the
 /// database instead); check the database after each.
-pub fn crash_loop(backend: Backend, durability: Durability, promise: Promise, kills: u32) {
+pub fn crash_loop<W: Workload>(backend: Backend, durability: Durability, promise: Promise, kills: u32) {
     let began = Instant::now();
     let seed = std::env::var("ZARRDB_CRASH_SEED").map_or(0x6b11, |s| s.parse().expect("ZARRDB_CRASH_SEED is a number"));
     let stream = backend.name().bytes().fold(u64::from(durability == Durability::Fast), |h, b| h * 31 + u64::from(b));
@@ -172,12 +252,12 @@ pub fn crash_loop(backend: Backend, durability: Durability, promise: Promise, ki
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(backend.name());
     let db = Database::builder().backend(backend).durability(durability).create(&path).unwrap();
-    crash_workload::setup(&db).unwrap();
+    W::setup(&db).unwrap();
     drop(db);
-    let mut model = Model::new();
+    let mut model = W::initial();
     let mut fig = Figures::default();
     while fig.kills < kills {
-        let start = model.txn;
+        let start = model.txn();
         let stop = (rng.range(0, 3) == 0).then(|| start + rng.range(1, 20));
         let ended = run_child((backend, durability), &path, start, stop, &mut rng);
         let ack = ended.acknowledged;
@@ -187,7 +267,7 @@ pub fn crash_loop(backend: Backend, durability: Durability, promise: Promise, ki
             if ended.killed { "killed" } else { "closed the database" }
         );
         let db = open(backend, durability, &path).unwrap_or_else(|e| panic!("{ctx}: the database does not open: {e}"));
-        let found = crash_workload::committed_txn(&db).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        let found = W::committed_txn(&db).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let allowed = match (ended.killed, promise) {
             (false, _) => found == ack,
             (true, Promise::KeepsAcknowledged) => found == ack || found == ack + 1,
@@ -195,11 +275,14 @@ pub fn crash_loop(backend: Backend, durability: Durability, promise: Promise, ki
         };
         assert!(allowed, "{ctx}: the database holds the state after {found}");
         model.advance_to(found);
-        if let Err(problem) = crash_workload::verify(&db, &model) {
+        if let Err(problem) = model.verify(&db) {
             panic!("{ctx}: the state after {found} is not the model's: {problem}");
         }
         drop(db);
-        if let Err(problem) = zarrdb_check(backend, &path, &model) {
+        if backend == Backend::Sled {
+            wait_for_sled_unlock(&path);
+        }
+        if let Err(problem) = zarrdb_check(backend, &path, model.node_counts()) {
             panic!("{ctx}: zarrdb check: {problem}");
         }
         if ended.killed {
@@ -220,19 +303,38 @@ pub fn crash_loop(backend: Backend, durability: Durability, promise: Promise, ki
         fig.before_ready,
         fig.closes,
         fig.reached.len(),
-        model.txn,
+        model.txn(),
         fig.unacknowledged,
         fig.lost,
         began.elapsed().as_secs_f64()
     );
 }
 
+/// Wait until nothing holds the `flock` of sled's data file: dropping a sled `Database` returns
+/// while sled's thread pool may still hold the file for a moment, and then `zarrdb check` or the
+/// next child would find the database locked (the ignored `sled_reopens_at_once` of
+/// `tests/database_close_releases_lock.rs`).
+fn wait_for_sled_unlock(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path.join("db")).expect("sled's data file");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // SAFETY: `flock` on a descriptor this function owns; the lock is released at once.
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "sled's data file stayed locked for a minute after the database was dropped"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: as above.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+}
+
 /// `zarrdb check BACKEND:PATH`: every node opens and every chunk decodes, and it finds every node.
-fn zarrdb_check(backend: Backend, path: &Path, model: &Model) -> Result<(), String> {
+fn zarrdb_check(backend: Backend, path: &Path, (groups, arrays): (usize, usize)) -> Result<(), String> {
     let locator = format!("{}:{}", backend.name(), path.display());
     let out = Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(["check", &locator]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let (groups, arrays) = crash_workload::node_counts(model);
     let summary = format!("checked {groups} groups, {arrays} arrays, ");
     if !out.status.success() || !stdout.contains(&summary) || !stdout.contains(": 0 problems") {
         return Err(format!(

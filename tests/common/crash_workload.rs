@@ -9,12 +9,12 @@
 //! creates the array `/extra/e{k}` every 25th transaction, and sets the attributes of `a`
 //! (`{"last_txn": k}`) and of `g` (`{"txn": k, "sum_a": sum(a)}`): all in one transaction.
 
-use std::collections::BTreeSet;
-
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 use zarrdb::{Array, ArrayMetadata, DataType, Database, Element, Error, Group, NamedConfig};
 
-use super::splitmix::SplitMix;
+use super::crash_harness::checks::{attrs, verify_array_bytes};
+use super::crash_harness::splitmix::SplitMix;
+use super::crash_harness::Workload;
 
 const SEED: u64 = 0xc4a5_4e57;
 const A: (&str, [u64; 2], [u64; 2]) = ("/data/a", [48, 48], [16, 16]);
@@ -73,181 +73,136 @@ fn cells(at: [u64; 2], shape: [u64; 2], cols: u64) -> impl Iterator<Item = usize
     (at[0]..at[0] + shape[0]).flat_map(move |r| (at[1]..at[1] + shape[1]).map(move |c| (r * cols + c) as usize))
 }
 
+/// `crash_checks::verify_array_bytes` with typed elements.
+fn verify_array<T: Element>(array: &Array, expected: &[T]) -> Result<(), String> {
+    verify_array_bytes(array, &T::to_le_bytes(expected))
+}
+
 /// The content of the database after transactions `1..=txn`.
 pub struct Model {
-    pub txn: u64,
+    txn: u64,
     a: Vec<i64>,
     b: Vec<i32>,
     c: Vec<f64>,
 }
 
 impl Model {
-    /// The state right after [`setup`].
-    pub fn new() -> Model {
-        let n = |s: [u64; 2]| (s[0] * s[1]) as usize;
-        Model { txn: 0, a: vec![0; n(A.1)], b: vec![0; n(B.1)], c: vec![0.0; C.1 as usize] }
-    }
-
-    /// Replay transactions up to `txn`.
-    pub fn advance_to(&mut self, txn: u64) {
-        assert!(txn >= self.txn, "the model cannot go back from {} to {txn}", self.txn);
-        while self.txn < txn {
-            self.txn += 1;
-            for op in plan(self.txn) {
-                match op {
-                    Op::AddA { at, shape, delta } => cells(at, shape, A.1[1]).for_each(|i| self.a[i] += delta),
-                    Op::SetB { at, shape, values } => {
-                        cells(at, shape, B.1[1]).zip(values).for_each(|(i, v)| self.b[i] = v);
-                    }
-                    Op::SetC { at, values } => self.c[at as usize..][..values.len()].copy_from_slice(&values),
-                    Op::CreateExtra => {}
-                }
-            }
-        }
-    }
-
     fn extras(&self) -> Vec<u64> {
         (1..=self.txn / EXTRA_EVERY).map(|i| i * EXTRA_EVERY).collect()
     }
 }
 
-/// How many groups and arrays the database holds in the model's state.
-pub fn node_counts(model: &Model) -> (usize, usize) {
-    // `/`, `/data`, `/extra`, `/g`; `a`, `b`, `c` and the extra arrays.
-    (4, 3 + model.extras().len())
-}
+impl Workload for Model {
+    fn initial() -> Model {
+        let n = |s: [u64; 2]| (s[0] * s[1]) as usize;
+        Model { txn: 0, a: vec![0; n(A.1)], b: vec![0; n(B.1)], c: vec![0.0; C.1 as usize] }
+    }
 
-fn attrs(value: Value) -> Map<String, Value> {
-    value.as_object().expect("an object").clone()
-}
+    fn txn(&self) -> u64 {
+        self.txn
+    }
 
-/// Create the nodes (state 0) in one transaction.
-pub fn setup(db: &Database) -> Result<(), Error> {
-    let txn = db.begin_write()?;
-    let s = txn.store();
-    Array::create(s.clone(), A.0, ArrayMetadata::new(DataType::Int64, A.1.to_vec(), A.2.to_vec()))?;
-    let mut b = ArrayMetadata::new(DataType::Int32, B.1.to_vec(), B.2.to_vec());
-    b.codecs = NamedConfig::parse_list(&json!([
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "zstd", "configuration": {"level": 1, "checksum": false}},
-        {"name": "crc32c"}
-    ]))
-    .expect("valid codecs");
-    Array::create(s.clone(), B.0, b)?;
-    let mut c = ArrayMetadata::new(DataType::Float64, vec![C.1], vec![C.2]);
-    c.codecs = NamedConfig::parse_list(&json!([{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [32],
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}],
-        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-        "index_location": "end"
-    }}]))
-    .expect("valid codecs");
-    Array::create(s.clone(), C.0, c)?;
-    Group::create(s.clone(), "/extra", Map::new())?;
-    Group::create(s, "/g", attrs(json!({"txn": 0, "sum_a": 0})))?;
-    txn.commit()
-}
-
-/// Run transaction `k` on a database holding the state after `k - 1`, and commit it.
-pub fn run_transaction(db: &Database, k: u64) -> Result<(), Error> {
-    let txn = db.begin_write()?;
-    let s = txn.store();
-    let mut a = Array::open(s.clone(), A.0)?;
-    let (b, c) = (Array::open(s.clone(), B.0)?, Array::open(s.clone(), C.0)?);
-    for op in plan(k) {
-        match op {
-            Op::AddA { at, shape, delta } => {
-                let values: Vec<i64> = a.read_region::<i64>(&at, &shape)?.iter().map(|v| v + delta).collect();
-                a.write_region(&at, &shape, &values)?;
-            }
-            Op::SetB { at, shape, values } => b.write_region(&at, &shape, &values)?,
-            Op::SetC { at, values } => c.write_region(&[at], &[values.len() as u64], &values)?,
-            Op::CreateExtra => {
-                let meta = ArrayMetadata::new(DataType::UInt8, vec![16], vec![8]);
-                Array::create(s.clone(), &format!("/extra/e{k}"), meta)?.write_region(&[0], &[16], &extra_values(k))?;
+    fn replay_next(&mut self) {
+        self.txn += 1;
+        for op in plan(self.txn) {
+            match op {
+                Op::AddA { at, shape, delta } => cells(at, shape, A.1[1]).for_each(|i| self.a[i] += delta),
+                Op::SetB { at, shape, values } => {
+                    cells(at, shape, B.1[1]).zip(values).for_each(|(i, v)| self.b[i] = v);
+                }
+                Op::SetC { at, values } => self.c[at as usize..][..values.len()].copy_from_slice(&values),
+                Op::CreateExtra => {}
             }
         }
     }
-    let sum_a: i64 = a.read_all::<i64>()?.iter().sum();
-    a.set_attributes(attrs(json!({"last_txn": k})))?;
-    Group::open(s, "/g")?.set_attributes(attrs(json!({"txn": k, "sum_a": sum_a})))?;
-    txn.commit()
-}
 
-/// The transaction the database says it holds the state after (`g.txn`).
-pub fn committed_txn(db: &Database) -> Result<u64, Error> {
-    let attrs = Group::open(db.begin_read()?.store(), "/g")?.attributes();
-    Ok(attrs.get("txn").and_then(Value::as_u64).expect("/g has a txn attribute"))
-}
+    fn node_counts(&self) -> (usize, usize) {
+        // `/`, `/data`, `/extra`, `/g`; `a`, `b`, `c` and the extra arrays.
+        (4, 3 + self.extras().len())
+    }
 
-/// Grid coordinates of the chunks of a row-major array that hold a non-zero element.
-fn chunks_holding<T: Element + PartialEq + Default>(values: &[T], shape: &[u64], chunk: &[u64]) -> BTreeSet<Vec<u64>> {
-    let coords = |mut i: u64| -> Vec<u64> {
-        let mut out = vec![0; shape.len()];
-        for d in (0..shape.len()).rev() {
-            out[d] = (i % shape[d]) / chunk[d];
-            i /= shape[d];
+    fn setup(db: &Database) -> Result<(), Error> {
+        let txn = db.begin_write()?;
+        let s = txn.store();
+        Array::create(s.clone(), A.0, ArrayMetadata::new(DataType::Int64, A.1.to_vec(), A.2.to_vec()))?;
+        let mut b = ArrayMetadata::new(DataType::Int32, B.1.to_vec(), B.2.to_vec());
+        b.codecs = NamedConfig::parse_list(&json!([
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 1, "checksum": false}},
+            {"name": "crc32c"}
+        ]))
+        .expect("valid codecs");
+        Array::create(s.clone(), B.0, b)?;
+        let mut c = ArrayMetadata::new(DataType::Float64, vec![C.1], vec![C.2]);
+        c.codecs = NamedConfig::parse_list(&json!([{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": [32],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+            "index_location": "end"
+        }}]))
+        .expect("valid codecs");
+        Array::create(s.clone(), C.0, c)?;
+        Group::create(s.clone(), "/extra", Map::new())?;
+        Group::create(s, "/g", attrs(json!({"txn": 0, "sum_a": 0})))?;
+        txn.commit()
+    }
+
+    fn run_transaction(db: &Database, k: u64) -> Result<(), Error> {
+        let txn = db.begin_write()?;
+        let s = txn.store();
+        let mut a = Array::open(s.clone(), A.0)?;
+        let (b, c) = (Array::open(s.clone(), B.0)?, Array::open(s.clone(), C.0)?);
+        for op in plan(k) {
+            match op {
+                Op::AddA { at, shape, delta } => {
+                    let values: Vec<i64> = a.read_region::<i64>(&at, &shape)?.iter().map(|v| v + delta).collect();
+                    a.write_region(&at, &shape, &values)?;
+                }
+                Op::SetB { at, shape, values } => b.write_region(&at, &shape, &values)?,
+                Op::SetC { at, values } => c.write_region(&[at], &[values.len() as u64], &values)?,
+                Op::CreateExtra => {
+                    let meta = ArrayMetadata::new(DataType::UInt8, vec![16], vec![8]);
+                    let extra = Array::create(s.clone(), &format!("/extra/e{k}"), meta)?;
+                    extra.write_region(&[0], &[16], &extra_values(k))?;
+                }
+            }
         }
-        out
-    };
-    values.iter().enumerate().filter(|(_, v)| **v != T::default()).map(|(i, _)| coords(i as u64)).collect()
-}
+        let sum_a: i64 = a.read_all::<i64>()?.iter().sum();
+        a.set_attributes(attrs(json!({"last_txn": k})))?;
+        Group::open(s, "/g")?.set_attributes(attrs(json!({"txn": k, "sum_a": sum_a})))?;
+        txn.commit()
+    }
 
-/// Content, stored chunk keys and checks of one array against the model.
-fn verify_array<T>(array: &Array, expected: &[T]) -> Result<(), String>
-where
-    T: Element + PartialEq + Default + std::fmt::Debug,
-{
-    let path = array.path().to_string();
-    let report = array.check().map_err(|e| format!("{path}: check failed: {e}"))?;
-    if !report.is_ok() || !report.unrecognized.is_empty() {
-        return Err(format!("{path}: check found problems: {report:?}"));
+    fn verify(&self, db: &Database) -> Result<(), String> {
+        let snapshot = db.begin_read().map_err(|e| e.to_string())?;
+        let s = snapshot.store();
+        let open = |path: &str| Array::open(s.clone(), path).map_err(|e| format!("{path}: {e}"));
+        let names =
+            |path: &str| Group::open(s.clone(), path).and_then(|g| g.child_names()).map_err(|e| format!("{path}: {e}"));
+        if names("/")? != ["data", "extra", "g"] || names("/data")? != ["a", "b", "c"] {
+            return Err(format!("unexpected nodes: / holds {:?}, /data holds {:?}", names("/")?, names("/data")?));
+        }
+        let sum_a: i64 = self.a.iter().sum();
+        let g = Group::open(s.clone(), "/g").map_err(|e| e.to_string())?.attributes();
+        if g != attrs(json!({"txn": self.txn, "sum_a": sum_a})) {
+            return Err(format!("/g attributes {g:?}, expected txn {} and sum_a {sum_a}", self.txn));
+        }
+        let a = open(A.0)?;
+        let a_attrs = if self.txn == 0 { Map::new() } else { attrs(json!({"last_txn": self.txn})) };
+        if *a.attributes() != a_attrs {
+            return Err(format!("{}: attributes {:?}, expected {a_attrs:?}", A.0, a.attributes()));
+        }
+        verify_array(&a, &self.a)?;
+        verify_array(&open(B.0)?, &self.b)?;
+        verify_array(&open(C.0)?, &self.c)?;
+        let mut expected: Vec<String> = self.extras().iter().map(|k| format!("e{k}")).collect();
+        expected.sort();
+        if names("/extra")? != expected {
+            return Err(format!("/extra holds {:?}, expected {expected:?}", names("/extra")?));
+        }
+        for k in self.extras() {
+            verify_array(&open(&format!("/extra/e{k}"))?, &extra_values(k))?;
+        }
+        Ok(())
     }
-    let found = array.read_all::<T>().map_err(|e| format!("{path}: {e}"))?;
-    if found != expected {
-        let first = found.iter().zip(expected).position(|(f, e)| f != e);
-        return Err(format!("{path}: content differs from the model (first at element {first:?})"));
-    }
-    let stored: BTreeSet<Vec<u64>> =
-        array.stored_chunks().map_err(|e| format!("{path}: {e}"))?.into_iter().map(|(c, _)| c).collect();
-    let holding = chunks_holding(expected, array.shape(), array.chunk_shape());
-    if stored != holding {
-        return Err(format!("{path}: stored chunks {stored:?}, expected those holding data {holding:?}"));
-    }
-    Ok(())
-}
-
-/// Check that the latest commit of `db` holds exactly the model's state, and that every array
-/// passes [`Array::check`].
-pub fn verify(db: &Database, model: &Model) -> Result<(), String> {
-    let snapshot = db.begin_read().map_err(|e| e.to_string())?;
-    let s = snapshot.store();
-    let open = |path: &str| Array::open(s.clone(), path).map_err(|e| format!("{path}: {e}"));
-    let names =
-        |path: &str| Group::open(s.clone(), path).and_then(|g| g.child_names()).map_err(|e| format!("{path}: {e}"));
-    if names("/")? != ["data", "extra", "g"] || names("/data")? != ["a", "b", "c"] {
-        return Err(format!("unexpected nodes: / holds {:?}, /data holds {:?}", names("/")?, names("/data")?));
-    }
-    let sum_a: i64 = model.a.iter().sum();
-    let g = Group::open(s.clone(), "/g").map_err(|e| e.to_string())?.attributes();
-    if g != attrs(json!({"txn": model.txn, "sum_a": sum_a})) {
-        return Err(format!("/g attributes {g:?}, expected txn {} and sum_a {sum_a}", model.txn));
-    }
-    let a = open(A.0)?;
-    let a_attrs = if model.txn == 0 { Map::new() } else { attrs(json!({"last_txn": model.txn})) };
-    if *a.attributes() != a_attrs {
-        return Err(format!("{}: attributes {:?}, expected {a_attrs:?}", A.0, a.attributes()));
-    }
-    verify_array(&a, &model.a)?;
-    verify_array(&open(B.0)?, &model.b)?;
-    verify_array(&open(C.0)?, &model.c)?;
-    let mut expected: Vec<String> = model.extras().iter().map(|k| format!("e{k}")).collect();
-    expected.sort();
-    if names("/extra")? != expected {
-        return Err(format!("/extra holds {:?}, expected {expected:?}", names("/extra")?));
-    }
-    for k in model.extras() {
-        verify_array(&open(&format!("/extra/e{k}"))?, &extra_values(k))?;
-    }
-    Ok(())
 }

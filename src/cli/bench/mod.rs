@@ -1,6 +1,7 @@
 //! `zarrdb bench`: the workloads of ../shared/BENCHMARKS.md on the available backends.
 //! Figures are medians of `--runs` runs; `--json` prints the figure names BENCHMARKS.md defines.
 
+mod append_rows;
 mod counting;
 pub(crate) mod data;
 mod list_children;
@@ -17,7 +18,7 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 2] = ["sharded_partial", "list_children"];
+const ENGINE_WORKLOADS: [&str; 3] = ["sharded_partial", "list_children", "append_rows"];
 
 /// Options of `zarrdb bench`.
 pub(crate) struct Options {
@@ -69,21 +70,24 @@ pub(crate) fn run(opts: Options) -> CliResult {
             continue;
         }
         for target in &targets {
-            let figure = match workload.as_str() {
-                "sharded_partial" => sharded_partial::run(target.create()?, &target.name)?,
+            let figures = match workload.as_str() {
+                "sharded_partial" => vec![sharded_partial::run(target.create()?, &target.name)?],
                 "list_children" if target.name == "directory" => {
                     if !opts.json {
                         println!("list_children   directory  skipped: it would create 1,000,000 files");
                     }
                     continue;
                 }
-                _ => list_children::run(target)?,
+                "append_rows" => append_rows::run(target, opts.runs.max(1))?,
+                _ => vec![list_children::run(target)?],
             };
             target.remove();
-            if !opts.json {
-                print_figure(&figure);
+            for figure in figures {
+                if !opts.json {
+                    print_figure(&figure);
+                }
+                results.push(figure);
             }
-            results.push(figure);
         }
     }
     let _ = std::fs::remove_dir_all(&base);
@@ -103,6 +107,15 @@ fn print_figure(f: &Value) {
         "list_children" => println!(
             "list_children   {backend:<10} {} ms to list {} children, one array holding {} chunk keys",
             f["ms"], f["children"], f["chunk_keys"]
+        ),
+        "append_rows" => println!(
+            "append_rows     {backend:<10} {} thread(s): {} appends/s, fsync {}/s, ratio {} ({} appends per run; commits: {})",
+            f["threads"],
+            f["appends_per_s"],
+            f["fsync_per_s"],
+            f["ratio_to_fsync"],
+            f["appends"],
+            f["durability"].as_str().unwrap_or(""),
         ),
         _ => println!(
             "{workload:<15} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB; commits: {})",

@@ -38,6 +38,11 @@ impl Target {
         }
     }
 
+    /// The folder the backend writes in (for measurements of its file system).
+    pub fn folder(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
     /// Whether commits on this backend can be made durable (directory and memory never fsync).
     pub fn durability_label(&self) -> &'static str {
         match (self.database(), self.durability) {
