@@ -44,7 +44,7 @@ pub fn swap_marker(backend: Backend, path: &Path, value: Option<&[u8]>) -> Optio
             old
         }
         Backend::Sled => {
-            let db = sled::open(path).unwrap();
+            let db = open_sled(path);
             let old = match value {
                 Some(v) => db.insert(MARKER, v).unwrap(),
                 None => db.remove(MARKER).unwrap(),
@@ -77,7 +77,22 @@ pub fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
             env.prepare_for_closing().wait();
             value
         }
-        Backend::Sled => sled::open(path).unwrap().get(MARKER).unwrap().map(|v| v.to_vec()),
+        Backend::Sled => open_sled(path).get(MARKER).unwrap().map(|v| v.to_vec()),
         other => unreachable!("{other:?}"),
+    }
+}
+
+/// sled's background threads hold its file lock for a moment after the database closes (zarrdb's
+/// own open waits the same way); wait up to 2 s for it.
+fn open_sled(path: &Path) -> sled::Db {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(e) if std::time::Instant::now() < deadline && e.to_string().contains("could not acquire lock") => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            Err(e) => panic!("sled::open({}): {e}", path.display()),
+        }
     }
 }
