@@ -305,6 +305,7 @@ impl Array {
     /// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt16, vec![4], vec![2])).unwrap();
     /// let encoded = a.encode_chunk(&[1, 0, 2, 0]).unwrap();
     /// assert_eq!(a.decode_chunk(encoded).unwrap(), vec![1, 0, 2, 0]);
+    /// assert_eq!(a.decode_chunk(&[1, 0, 2, 0][..]).unwrap(), vec![1, 0, 2, 0]);
     /// assert!(a.decode_chunk(vec![1, 2, 3]).is_err(), "a chunk of the wrong size is refused");
     /// ```
     pub fn encode_chunk(&self, decoded: &[u8]) -> Result<Vec<u8>, Error> {
@@ -321,8 +322,9 @@ impl Array {
     }
 
     /// Decode one stored chunk value into C-order little-endian element bytes at the full chunk
-    /// shape; sizes and checksums are verified.
-    pub fn decode_chunk(&self, encoded: Vec<u8>) -> Result<Vec<u8>, Error> {
+    /// shape; sizes and checksums are verified. The value may be owned (`Vec<u8>`), which lets a
+    /// chain without compression hand it back without a copy, or borrowed (`&[u8]`).
+    pub fn decode_chunk<'a>(&self, encoded: impl Into<std::borrow::Cow<'a, [u8]>>) -> Result<Vec<u8>, Error> {
         self.chain().decode(encoded).map_err(|source| Error::Codec { key: self.path.metadata_key(), source })
     }
 

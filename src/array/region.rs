@@ -116,15 +116,23 @@ pub(crate) fn copy_box(
 /// The elements of a `size`-shaped box of `src_buf` as a new C-order buffer. Built by appending
 /// runs, so the buffer is never zero-filled first.
 pub(crate) fn gather_box(src_buf: &[u8], src: &BoxIn<'_>, size: &[u64], elem: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    gather_box_into(src_buf, src, size, elem, &mut out);
+    out
+}
+
+/// `gather_box` into `out`, replacing its contents: a reused buffer stays allocated and
+/// cache-warm between the many small boxes of a shard.
+pub(crate) fn gather_box_into(src_buf: &[u8], src: &BoxIn<'_>, size: &[u64], elem: usize, out: &mut Vec<u8>) {
     let total = size.iter().product::<u64>() as usize * elem;
-    let mut out = Vec::with_capacity(total);
+    out.clear();
+    out.reserve(total);
     let zero = vec![0; size.len()];
     // The destination is the box itself, so runs arrive in destination order.
     runs(src, &BoxIn { shape: size, start: &zero }, size, |s, _, len| {
         out.extend_from_slice(&src_buf[s * elem..(s + len) * elem]);
     });
     debug_assert_eq!(out.len(), total);
-    out
 }
 
 /// Set every element of a box in `dst_buf` to `pattern` (one element's bytes).
@@ -146,16 +154,37 @@ pub(crate) fn fill(buf: &mut [u8], pattern: &[u8]) {
 
 /// Whether every element of `buf` equals `pattern` (bytewise, so NaNs match only the same NaN).
 pub(crate) fn is_all(buf: &[u8], pattern: &[u8]) -> bool {
+    // Compared a block at a time: a loop without an early exit vectorises, and the exit between
+    // blocks still stops at the first block holding another value. Byte by byte, checking a
+    // mostly-fill chunk cost a noticeable share of encoding it.
+    const BLOCK: usize = 256;
     if pattern.iter().all(|&b| b == pattern[0]) {
-        buf.iter().all(|&b| b == pattern[0])
+        let p = pattern[0];
+        buf.chunks(BLOCK).all(|block| block.iter().fold(0u8, |acc, &b| acc | (b ^ p)) == 0)
     } else {
-        buf.chunks_exact(pattern.len()).all(|c| c == pattern)
+        let block = pattern.repeat((BLOCK / pattern.len()).max(1));
+        buf.chunks(block.len()).all(|c| c == &block[..c.len()])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_all_finds_one_differing_byte_anywhere() {
+        for pattern in [&[0u8][..], &[7, 7, 7, 7], &[0, 0, 0x80, 0x7f], &[1; 300]] {
+            for elements in [0usize, 1, 63, 64, 65, 1000] {
+                let buf = pattern.repeat(elements);
+                assert!(is_all(&buf, pattern), "{} x {pattern:?}", elements);
+                for at in [0, buf.len() / 2, buf.len().saturating_sub(1)].into_iter().filter(|&at| at < buf.len()) {
+                    let mut other = buf.clone();
+                    other[at] ^= 1;
+                    assert!(!is_all(&other, pattern), "byte {at} of {} x {pattern:?}", elements);
+                }
+            }
+        }
+    }
 
     #[test]
     fn chunk_ranges_cover_edges() {

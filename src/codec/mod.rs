@@ -114,6 +114,12 @@ pub(crate) enum Partial {
 /// Bytes -> bytes (compressors, checksums).
 pub(crate) trait BytesToBytes: Send + Sync + std::fmt::Debug {
     fn encode(&self, decoded: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError>;
+    /// `encode`, appending the result to `out`; codecs that can write into an existing buffer
+    /// override it, so the inner chunks of a shard are encoded straight into the shard.
+    fn encode_append(&self, decoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        out.extend_from_slice(&self.encode(Cow::Borrowed(decoded))?);
+        Ok(())
+    }
     /// Decode; producing more than `max_decoded` bytes is an error, never an allocation.
     fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError>;
     /// `decode` into `out`, replacing its contents; codecs that can write into an existing buffer
@@ -232,6 +238,24 @@ impl CodecChain {
             bytes = Cow::Owned(codec.encode(bytes)?);
         }
         Ok(bytes.into_owned())
+    }
+
+    /// `encode`, appending the encoded chunk to `out` instead of returning a new buffer. When the
+    /// last codec can write into `out` (zstd), the encoded bytes are never copied.
+    pub fn encode_append(&self, decoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        let Some((last, rest)) = self.bytes_to_bytes.split_last() else {
+            out.extend_from_slice(&self.encode(decoded)?);
+            return Ok(());
+        };
+        let mut data: Cow<'_, [u8]> = Cow::Borrowed(decoded);
+        for (codec, spec) in self.array_to_array.iter().zip(&self.specs) {
+            data = Cow::Owned(codec.encode(data, spec)?);
+        }
+        let mut bytes = self.array_to_bytes.encode(data, self.bytes_spec())?;
+        for codec in rest {
+            bytes = Cow::Owned(codec.encode(bytes)?);
+        }
+        last.encode_append(&bytes, out)
     }
 
     /// Decode one stored chunk; the result has exactly the chunk's size.

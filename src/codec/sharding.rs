@@ -15,13 +15,26 @@ use serde_json::Value;
 use super::config::{map, Config};
 use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
 use crate::array::region::{
-    chunk_ranges, copy_box, fill_box, for_each_index, gather_box, intersect, is_all, offset_in_cell, BoxIn,
+    chunk_ranges, copy_box, fill_box, for_each_index, gather_box_into, intersect, is_all, offset_in_cell, BoxIn,
 };
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
 
 const ABSENT: u64 = u64::MAX;
+
+/// Inner chunks are encoded one after another in runs of about this many (decoded) bytes; only
+/// longer runs are split between threads.
+const LEAF_BYTES: usize = 256 << 10;
+
+/// The largest gathering buffer a thread keeps between inner chunks.
+const MAX_KEPT_GATHERED: usize = 16 << 20;
+
+thread_local! {
+    /// Each thread gathers inner chunks out of the shard into one buffer that stays allocated and
+    /// cache-warm, instead of a fresh allocation per inner chunk.
+    static GATHERED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
 
 #[derive(Debug)]
 pub(crate) struct Sharding {
@@ -215,11 +228,86 @@ impl Sharding {
         start
     }
 
-    fn inner_coords(&self) -> Vec<Vec<u64>> {
-        let ranges: Vec<_> = self.chunks_per_shard.iter().map(|&n| 0..n).collect();
-        let mut out = Vec::with_capacity(self.num_inner());
-        for_each_index(&ranges, |c| out.push(c.to_vec()));
-        out
+    /// Encode the inner chunks `range` (C order) of `shard`, appending each to `out` and its
+    /// `(offset in out, length)` to `entries` (`None` when it holds only the fill value).
+    ///
+    /// Halves run through `rayon::join_context`: when the pool is busy with other chunks, the
+    /// second half is not stolen and is encoded after the first, straight into `out`; only a half
+    /// that another thread did steal is encoded into a buffer of its own and then copied in. So
+    /// the shard is assembled without copying when the caller already keeps every core busy, and
+    /// in parallel when it does not.
+    fn encode_range(
+        &self,
+        shard: &[u8],
+        spec: &ChunkSpec,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<u8>,
+        entries: &mut Vec<Option<(u64, u64)>>,
+    ) -> Result<(), CodecError> {
+        let inner_bytes = (self.inner.max_encoded_size() as usize).max(1);
+        if range.len() <= (LEAF_BYTES / inner_bytes).max(1) {
+            return range.into_iter().try_for_each(|k| self.encode_inner(shard, spec, k, out, entries));
+        }
+        let mid = range.start + range.len() / 2;
+        let (first, stolen) = rayon::join_context(
+            |_| self.encode_range(shard, spec, range.start..mid, out, entries),
+            |context| {
+                if !context.migrated() {
+                    return Ok(None);
+                }
+                let bound = (range.end - mid).saturating_mul(inner_bytes);
+                let (mut part, mut part_entries) = (Vec::with_capacity(bound), Vec::new());
+                self.encode_range(shard, spec, mid..range.end, &mut part, &mut part_entries)?;
+                Ok(Some((part, part_entries)))
+            },
+        );
+        first?;
+        match stolen? {
+            None => self.encode_range(shard, spec, mid..range.end, out, entries),
+            Some((part, part_entries)) => {
+                let base = out.len() as u64;
+                out.extend_from_slice(&part);
+                entries.extend(part_entries.into_iter().map(|e| e.map(|(o, n)| (o + base, n))));
+                Ok(())
+            }
+        }
+    }
+
+    /// Encode the `k`-th inner chunk (C order) of `shard` onto the end of `out`.
+    fn encode_inner(
+        &self,
+        shard: &[u8],
+        spec: &ChunkSpec,
+        k: usize,
+        out: &mut Vec<u8>,
+        entries: &mut Vec<Option<(u64, u64)>>,
+    ) -> Result<(), CodecError> {
+        let mut coords = vec![0; self.inner_shape.len()];
+        let mut rest = k as u64;
+        for d in (0..coords.len()).rev() {
+            coords[d] = rest % self.chunks_per_shard[d];
+            rest /= self.chunks_per_shard[d];
+        }
+        let start = self.inner_start(&coords);
+        // Taken, not borrowed: a nested shard's encoding, or work rayon runs on this thread while
+        // it waits, finds the slot empty and uses a buffer of its own.
+        let mut gathered = GATHERED.take();
+        let elem = spec.data_type.size();
+        gather_box_into(shard, &BoxIn { shape: &spec.shape, start: &start }, &self.inner_shape, elem, &mut gathered);
+        // All-fill inner chunks are not stored, as all-fill chunks are not.
+        let result = if is_all(&gathered, spec.fill_value.as_le_bytes()) {
+            entries.push(None);
+            Ok(())
+        } else {
+            let offset = out.len();
+            self.inner.encode_append(&gathered, out).map(|()| {
+                entries.push(Some((offset as u64, (out.len() - offset) as u64)));
+            })
+        };
+        if gathered.capacity() <= MAX_KEPT_GATHERED {
+            GATHERED.set(gathered);
+        }
+        result
     }
 
     fn inner_start(&self, coords: &[u64]) -> Vec<u64> {
@@ -293,52 +381,33 @@ fn index_spec(chunks_per_shard: &[u64]) -> ChunkSpec {
 
 impl ArrayToBytes for Sharding {
     fn encode<'a>(&self, decoded: Cow<'a, [u8]>, spec: &ChunkSpec) -> Result<Cow<'a, [u8]>, CodecError> {
-        let elem = spec.data_type.size();
-        let fill_value = spec.fill_value.as_le_bytes();
-        let encoded: Vec<Option<Vec<u8>>> = self
-            .inner_coords()
-            .par_iter()
-            .map(|coords| {
-                let start = self.inner_start(coords);
-                let buf = gather_box(&decoded, &BoxIn { shape: &spec.shape, start: &start }, &self.inner_shape, elem);
-                // All-fill inner chunks are not stored, as all-fill chunks are not.
-                if is_all(&buf, fill_value) {
-                    Ok(None)
-                } else {
-                    self.inner.encode(buf).map(Some)
-                }
-            })
-            .collect::<Result<_, _>>()?;
-        let data_len: usize = encoded.iter().flatten().map(Vec::len).sum();
         let index_len = self.index_size as usize;
-        let data_start = if self.index_at_start { index_len } else { 0 };
-        let mut out = vec![0u8; data_len + index_len];
-        // Offsets first, then the pieces copied in parallel into disjoint slices of the shard: a
-        // sequential concatenation would cost one core's memcpy over the whole shard.
-        let mut index = Vec::with_capacity(encoded.len() * 16);
-        let mut slices = Vec::with_capacity(encoded.len());
-        let mut rest = &mut out[data_start..data_start + data_len];
-        let mut offset = data_start as u64;
-        for chunk in &encoded {
-            let (o, n) = match chunk {
-                Some(bytes) => {
-                    let (slice, tail) = rest.split_at_mut(bytes.len());
-                    slices.push((slice, bytes));
-                    rest = tail;
-                    let entry = (offset, bytes.len() as u64);
-                    offset += bytes.len() as u64;
-                    entry
-                }
-                None => (ABSENT, ABSENT),
-            };
+        // Room for every inner chunk at its worst, so the encoded chunks are appended in place and
+        // the buffer never moves; pages beyond what is written are never touched.
+        let bound = usize::try_from(self.max_encoded_size(spec)).unwrap_or(usize::MAX);
+        let mut out = Vec::with_capacity(bound);
+        if self.index_at_start {
+            out.resize(index_len, 0);
+        }
+        let mut entries = Vec::with_capacity(self.num_inner());
+        self.encode_range(&decoded, spec, 0..self.num_inner(), &mut out, &mut entries)?;
+        let mut index = Vec::with_capacity(entries.len() * 16);
+        for entry in &entries {
+            let (o, n) = entry.unwrap_or((ABSENT, ABSENT));
             index.extend_from_slice(&o.to_le_bytes());
             index.extend_from_slice(&n.to_le_bytes());
         }
-        slices.into_par_iter().for_each(|(dst, src)| dst.copy_from_slice(src));
         let index = self.index.encode(index)?;
         debug_assert_eq!(index.len(), index_len);
-        let index_at = if self.index_at_start { 0 } else { data_len };
-        out[index_at..index_at + index_len].copy_from_slice(&index);
+        if self.index_at_start {
+            out[..index_len].copy_from_slice(&index);
+        } else {
+            out.extend_from_slice(&index);
+        }
+        // A well-compressed shard would otherwise hold on to its worst-case allocation.
+        if out.len() < out.capacity() / 2 {
+            out.shrink_to_fit();
+        }
         Ok(Cow::Owned(out))
     }
 

@@ -64,7 +64,15 @@ fn decompress_error(e: &std::io::Error, max_decoded: u64) -> CodecError {
 
 impl BytesToBytes for Zstd {
     fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
+        let mut out = Vec::new();
+        self.encode_append(&decoded, &mut out)?;
+        Ok(out)
+    }
+
+    fn encode_append(&self, decoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
         let fail = |e: std::io::Error| CodecError::Encode { codec: "zstd", reason: e.to_string() };
+        // Room for the worst case, so the frame is written once, in place, after what `out` holds.
+        out.reserve(zstd::zstd_safe::compress_bound(decoded.len()));
         COMPRESSOR.with(|cell| {
             let mut slot = cell.borrow_mut();
             let compressor = match slot.as_mut() {
@@ -73,7 +81,10 @@ impl BytesToBytes for Zstd {
             };
             compressor.set_compression_level(self.level).map_err(fail)?;
             compressor.include_checksum(self.checksum).map_err(fail)?;
-            compressor.compress(&decoded).map_err(fail)
+            let mut at_end = std::io::Cursor::new(out);
+            at_end.set_position(at_end.get_ref().len() as u64);
+            compressor.compress_to_buffer(decoded, &mut at_end).map_err(fail)?;
+            Ok(())
         })
     }
 
