@@ -152,6 +152,7 @@ fn sharded_decode_places_every_inner_chunk() {
             json!([be, zstd, crc]),
             "start",
         ),
+        ("4-d, zstd", DataType::UInt8, vec![2, 4, 6, 4], vec![1, 2, 3, 2], json!([le, zstd]), "end"),
         ("inner chunks span whole rows", DataType::Float32, vec![6, 8], vec![2, 8], json!([le, crc]), "end"),
         ("1-d, gzip", DataType::Int32, vec![16], vec![4], json!([le, gzip]), "start"),
         ("2-d, raw", DataType::UInt16, vec![4, 6], vec![2, 3], json!([be]), "end"),

@@ -306,6 +306,29 @@ impl CodecChain {
             current = Some(out);
         }
         let data = &mut bufs[current.expect("at least one bytes -> bytes codec")];
+        self.finish_decode(data)?;
+        Ok(data)
+    }
+
+    /// Decode one stored chunk into `out`, replacing its contents. With one bytes -> bytes codec
+    /// and no array -> array codec (e.g. `bytes` + `zstd`), the codec writes straight into `out`,
+    /// so a caller that keeps several decoded chunks at once reuses their buffers.
+    pub fn decode_into(&self, encoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        match (self.array_to_array.is_empty(), self.bytes_to_bytes.as_slice()) {
+            (true, [only]) => {
+                only.decode_into(encoded, self.bounds[0], out)?;
+                self.finish_decode(out)
+            }
+            _ => self.decode_with(encoded, |data| {
+                out.clear();
+                out.extend_from_slice(data);
+            }),
+        }
+    }
+
+    /// The array -> bytes decoding of `data`, the output of the bytes -> bytes codecs, in place
+    /// where the codec allows, then the decoded size check.
+    fn finish_decode(&self, data: &mut Vec<u8>) -> Result<(), CodecError> {
         match self.array_to_bytes.decode_in_place(data, self.bytes_spec()) {
             Some(result) => result?,
             None => *data = self.array_to_bytes.decode(Cow::Borrowed(data.as_slice()), self.bytes_spec())?,
@@ -314,7 +337,7 @@ impl CodecChain {
         if data.len() as u64 != expected {
             return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
         }
-        Ok(data)
+        Ok(())
     }
 
     /// Whether reading part of a chunk can fetch less than the whole value (a lone sharding codec).

@@ -27,6 +27,10 @@ const ABSENT: u64 = u64::MAX;
 /// longer runs are split between threads.
 const LEAF_BYTES: usize = 256 << 10;
 
+/// Slabs up to this size are decoded in row order (`decode_slab_rows`), through buffers of that
+/// much that each thread keeps; larger ones are placed chunk by chunk.
+const MAX_ROW_ORDER_SLAB: usize = 4 << 20;
+
 /// The largest gathering buffer a thread keeps between inner chunks.
 const MAX_KEPT_GATHERED: usize = 16 << 20;
 
@@ -34,6 +38,8 @@ thread_local! {
     /// Each thread gathers inner chunks out of the shard into one buffer that stays allocated and
     /// cache-warm, instead of a fresh allocation per inner chunk.
     static GATHERED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The decoded inner chunks of one slab, for `decode_slab_rows`.
+    static SLAB_CHUNKS: std::cell::Cell<Vec<Vec<u8>>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 #[derive(Debug)]
@@ -189,6 +195,10 @@ impl Sharding {
         spec: &ChunkSpec,
         slab: &mut [MaybeUninit<u8>],
     ) -> Result<(), CodecError> {
+        let n = self.inner_shape.len();
+        if n >= 2 && self.chunks_per_shard[n - 1] > 1 && slab.len() <= MAX_ROW_ORDER_SLAB {
+            return self.decode_slab_rows(encoded, entries, spec, slab);
+        }
         let mut slab_shape = spec.shape.clone();
         if let Some(first) = slab_shape.first_mut() {
             *first = self.inner_shape[0];
@@ -215,6 +225,59 @@ impl Sharding {
         // Part of the safety argument of `decode`: the tiled chunks account for the whole slab.
         assert_eq!(written, slab.len(), "inner chunks tile their slab");
         Ok(())
+    }
+
+    /// `decode_slab` for slabs with several inner chunks side by side along the last dimension:
+    /// every inner chunk is decoded first, into buffers the thread keeps, and the slab is then
+    /// written front to back, one row of each chunk in turn. Placing each chunk as soon as it is
+    /// decoded writes its rows a whole shard row apart, touching a new page per row; in row order
+    /// the writes stream, as any decoder's output does. Every byte of `slab` is written: the
+    /// cursor advances by one chunk row per write, and the rows of the chunks tile the slab.
+    fn decode_slab_rows(
+        &self,
+        encoded: &[u8],
+        entries: &[Option<(u64, u64)>],
+        spec: &ChunkSpec,
+        slab: &mut [MaybeUninit<u8>],
+    ) -> Result<(), CodecError> {
+        let n = self.inner_shape.len();
+        let (inner, per_shard) = (&self.inner_shape, &self.chunks_per_shard);
+        let row = inner[n - 1] as usize * spec.data_type.size();
+        let across = per_shard[n - 1] as usize;
+        // Taken, not borrowed, for the reason given in `encode_inner`.
+        let mut chunks = SLAB_CHUNKS.take();
+        chunks.resize_with(entries.len(), Vec::new);
+        let decoded = entries.iter().zip(chunks.iter_mut()).try_for_each(|(entry, buf)| match *entry {
+            Some((o, len)) => self.inner.decode_into(&encoded[o as usize..(o + len) as usize], buf),
+            None => Ok(()),
+        });
+        if decoded.is_ok() {
+            let fill_row = spec.fill_value.as_le_bytes().repeat(inner[n - 1] as usize);
+            // Every row of the slab but along the last dimension: dimension 0 spans the inner
+            // chunk, the others the whole shard.
+            let mut rows: Vec<_> = spec.shape[..n - 1].iter().map(|&len| 0..len).collect();
+            rows[0] = 0..inner[0];
+            let mut at = 0;
+            for_each_index(&rows, |i| {
+                let (mut first_chunk, mut row_in_chunk) = (0, i[0] as usize);
+                for d in 1..n - 1 {
+                    first_chunk = first_chunk * per_shard[d] as usize + (i[d] / inner[d]) as usize;
+                    row_in_chunk = row_in_chunk * inner[d] as usize + (i[d] % inner[d]) as usize;
+                }
+                for k in first_chunk * across..(first_chunk + 1) * across {
+                    let src = match entries[k] {
+                        Some(_) => &chunks[k][row_in_chunk * row..(row_in_chunk + 1) * row],
+                        None => &fill_row[..],
+                    };
+                    write(&mut slab[at..at + row], src);
+                    at += row;
+                }
+            });
+            // Part of the safety argument of `decode`: the rows account for the whole slab.
+            assert_eq!(at, slab.len(), "inner chunk rows tile their slab");
+        }
+        SLAB_CHUNKS.set(chunks);
+        decoded
     }
 
     /// The element position in its slab of the `k`-th inner chunk (C order) of a slab.
