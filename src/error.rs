@@ -416,6 +416,14 @@ pub enum TransactionError {
         /// The refused operation.
         operation: &'static str,
     },
+    /// A chunk read for a read-modify-write was stored by another writer before this unit
+    /// committed, so nothing was committed. Region writes run again on their own when this
+    /// happens; it reaches callers only through [`crate::StoreScope::finish`].
+    #[error("chunk {key} changed since it was read; nothing was committed")]
+    Conflict {
+        /// The first chunk key the unit read for a read-modify-write.
+        key: String,
+    },
 }
 
 /// Any zarrdb error. Each variant carries the family error and, where it helps, where it happened.

@@ -29,7 +29,7 @@ mod hierarchy;
 mod metadata;
 mod store;
 
-pub use array::{Array, CheckReport, Element};
+pub use array::{Array, CheckReport, Element, Synchronizer};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
 pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
 pub use hierarchy::{Group, Node, NodePath, Parents};

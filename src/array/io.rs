@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, intersect, offset_in_cell, BoxIn};
-use super::{Array, Element};
+use super::{chunk_sync, Array, Element};
 use crate::codec::Partial;
 use crate::error::{ArrayError, Error};
 use crate::store::ByteRange;
@@ -222,7 +222,7 @@ impl Array {
     /// Chunks the region covers only in part are read, patched and rewritten; a chunk that ends up
     /// holding only the fill value is erased instead of stored. Chunks are encoded in parallel.
     pub fn write_region_bytes(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
-        self.scoped(true, |a| a.write_region_unscoped(offset, shape, bytes))
+        self.scoped_data(|a| a.write_region_unscoped(offset, shape, bytes))
     }
 
     pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
@@ -241,27 +241,41 @@ impl Array {
     fn write_part(&self, part: &Part, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         let spec = self.chunk_spec();
         let elem = spec.data_type.size();
-        let fill = spec.fill_value.as_le_bytes();
         let chunk_shape = self.chunk_shape();
-        let fresh = || {
-            let mut buf = vec![0u8; spec.num_bytes() as usize];
-            region::fill(&mut buf, fill);
-            buf
-        };
         let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
         let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
         let src = BoxIn { shape, start: &in_region };
-        let chunk = if part.size == chunk_shape {
-            // The region holds the whole chunk: gather it directly.
-            region::gather_box(bytes, &src, chunk_shape, elem)
-        } else {
-            // Edge chunk or partial write: start from the fill value or the stored chunk.
-            let mut chunk =
-                if self.covers(part) { fresh() } else { self.read_chunk(&part.coords)?.unwrap_or_else(fresh) };
-            copy_box(bytes, &src, &mut chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, &part.size, elem);
-            chunk
-        };
-        self.store_chunk(&part.coords, chunk)
+        let dst = BoxIn { shape: chunk_shape, start: &in_chunk };
+        let key = self.chunk_key(&part.coords);
+        if part.size == chunk_shape {
+            // The region holds the whole chunk: gather it directly; nothing stored is read.
+            let chunk = region::gather_box(bytes, &src, chunk_shape, elem);
+            return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
+        }
+        if self.covers(part) {
+            // An edge chunk written whole: its padding takes the fill value.
+            let mut chunk = self.fill_chunk();
+            copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
+            return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
+        }
+        // A read-modify-write: stored only if no other writer stored the chunk meanwhile
+        // (`chunk_sync`), read again otherwise.
+        loop {
+            let seen = chunk_sync::seen(self.synchronizer, &key);
+            let mut chunk = self.read_chunk(&part.coords)?.unwrap_or_else(|| self.fill_chunk());
+            copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
+            if self.store_chunk_if_unchanged(&key, seen, chunk)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A chunk holding only the fill value.
+    pub(super) fn fill_chunk(&self) -> Vec<u8> {
+        let spec = self.chunk_spec();
+        let mut buf = vec![0u8; spec.num_bytes() as usize];
+        region::fill(&mut buf, spec.fill_value.as_le_bytes());
+        buf
     }
 
     /// Read a region into typed elements.
@@ -336,15 +350,27 @@ impl Array {
         Ok(Some(decoded))
     }
 
-    /// Encode and store a decoded chunk, or erase it when it holds only the fill value.
-    pub(super) fn store_chunk(&self, coords: &[u64], chunk: Vec<u8>) -> Result<(), Error> {
-        let key = self.chunk_key(coords);
-        if region::is_all(&chunk, self.fill_value().as_le_bytes()) {
-            self.store.erase(&key)?;
-            return Ok(());
+    /// Encode and store a decoded chunk under `key`, or erase it when it holds only the fill
+    /// value, unless another writer stored the chunk since version `seen` (`chunk_sync`); `false`
+    /// when nothing was stored. Encoding happens first, outside any lock.
+    pub(super) fn store_chunk_if_unchanged(&self, key: &str, seen: Option<u64>, chunk: Vec<u8>) -> Result<bool, Error> {
+        let encoded = if region::is_all(&chunk, self.fill_value().as_le_bytes()) {
+            None
+        } else {
+            let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
+            Some(encoded)
+        };
+        if seen.is_some_and(|seen| self.store.defer_chunk_check(key, seen)) {
+            // The store checks `seen` when it commits (an auto-commit region write).
+            match encoded {
+                Some(encoded) => self.store.set_owned(key, encoded)?,
+                None => self.store.erase(key)?,
+            }
+            return Ok(true);
         }
-        let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.clone(), source })?;
-        self.store.set_owned(&key, encoded)?;
-        Ok(())
+        chunk_sync::store_if_unchanged(self.synchronizer, key, seen, || match encoded {
+            Some(encoded) => Ok(self.store.set_owned(key, encoded)?),
+            None => Ok(self.store.erase(key)?),
+        })
     }
 }

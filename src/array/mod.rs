@@ -1,6 +1,7 @@
 //! Array handles: metadata, chunk keys and region I/O.
 
 mod check;
+pub(crate) mod chunk_sync;
 mod element;
 mod io;
 pub(crate) mod region;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub use check::CheckReport;
+pub use chunk_sync::Synchronizer;
 pub use element::Element;
 
 use crate::codec::{ChunkSpec, CodecChain};
@@ -28,6 +30,8 @@ pub struct Array {
     chain: Arc<CodecChain>,
     /// The key prefix of the array (`a/b/`), computed once.
     prefix: String,
+    /// How partial chunk writes guard against concurrent writers.
+    synchronizer: Synchronizer,
 }
 
 impl std::fmt::Debug for Array {
@@ -50,7 +54,7 @@ impl Array {
         let chain = CodecChain::from_metadata(&metadata.codecs, &chunk_spec(&metadata))
             .map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
         let prefix = path.key_prefix();
-        Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix })
+        Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix, synchronizer: Synchronizer::default() })
     }
 
     /// Open the array at `path`.
@@ -133,6 +137,17 @@ impl Array {
         chunk_spec(&self.metadata)
     }
 
+    /// How this handle's partial chunk writes guard against concurrent writers
+    /// ([`Synchronizer::Threads`] unless changed with [`Array::with_synchronizer`]).
+    pub fn synchronizer(&self) -> Synchronizer {
+        self.synchronizer
+    }
+
+    /// This handle with another [`Synchronizer`].
+    pub fn with_synchronizer(self, synchronizer: Synchronizer) -> Array {
+        Array { synchronizer, ..self }
+    }
+
     pub(crate) fn chain(&self) -> &CodecChain {
         &self.chain
     }
@@ -171,6 +186,20 @@ impl Array {
                 let out = f(&inside)?;
                 scope.finish()?;
                 Ok(out)
+            }
+        }
+    }
+
+    /// Run the chunk writes `f` in a scope of [`Store::begin_data_scope`]: on a database in
+    /// auto-commit mode they are encoded without the writer lock and validated at commit, and `f`
+    /// runs again when another writer stored a chunk it read meanwhile.
+    pub(crate) fn scoped_data(&self, f: impl Fn(&Array) -> Result<(), Error>) -> Result<(), Error> {
+        loop {
+            let Some(scope) = self.store.begin_data_scope()? else { return f(self) };
+            let inside = Array { store: scope.store(), ..self.clone() };
+            f(&inside)?;
+            if scope.finish_checked()? {
+                return Ok(());
             }
         }
     }

@@ -7,7 +7,7 @@
 //! data that was there before. On a database store it all happens in one transaction.
 
 use super::region::{self, BoxIn};
-use super::{Array, Element};
+use super::{chunk_sync, Array, Element};
 use crate::error::{ArrayError, Error};
 use crate::metadata::ArrayMetadata;
 
@@ -138,21 +138,28 @@ impl Array {
     fn trim_chunk(&self, coords: &[u64], keep: &[u64]) -> Result<(), Error> {
         let chunk = self.chunk_shape();
         let lo: Vec<u64> = coords.iter().zip(chunk).map(|(c, s)| c * s).collect();
+        let key = self.chunk_key(coords);
         if lo.iter().zip(keep).any(|(l, k)| l >= k) {
-            self.store.erase(&self.chunk_key(coords))?;
+            // Through the chunk versions, so a partial write of this chunk in flight retries
+            // (and finds the chunk outside the array) instead of storing it again.
+            chunk_sync::store_if_unchanged(self.synchronizer, &key, None, || Ok(self.store.erase(&key)?))?;
             return Ok(());
         }
         let kept: Vec<u64> = (0..chunk.len()).map(|d| chunk[d].min(keep[d] - lo[d])).collect();
         if kept == chunk {
             return Ok(());
         }
-        let Some(stored) = self.read_chunk(coords)? else { return Ok(()) };
         let spec = self.chunk_spec();
-        let mut fresh = vec![0u8; spec.num_bytes() as usize];
-        region::fill(&mut fresh, spec.fill_value.as_le_bytes());
         let zero = vec![0; chunk.len()];
         let whole = BoxIn { shape: chunk, start: &zero };
-        region::copy_box(&stored, &whole, &mut fresh, &whole, &kept, spec.data_type.size());
-        self.store_chunk(coords, fresh)
+        loop {
+            let seen = chunk_sync::seen(self.synchronizer, &key);
+            let Some(stored) = self.read_chunk(coords)? else { return Ok(()) };
+            let mut trimmed = self.fill_chunk();
+            region::copy_box(&stored, &whole, &mut trimmed, &whole, &kept, spec.data_type.size());
+            if self.store_chunk_if_unchanged(&key, seen, trimmed)? {
+                return Ok(());
+            }
+        }
     }
 }

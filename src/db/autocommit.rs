@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::data_scope::DataScope;
 use super::snapshot::ReadScope;
 use super::transaction::TxnScope;
 use super::{check_user_key, overlay, DbShared, Snapshot, Transaction};
@@ -109,6 +110,10 @@ impl Store for AutoCommitStore {
 
     fn kind(&self) -> &'static str {
         self.db.backend.name()
+    }
+
+    fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, Error> {
+        Ok(Some(Box::new(DataScope::begin(self.db.clone())?)))
     }
 
     fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, Error> {

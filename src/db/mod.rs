@@ -12,6 +12,7 @@
 //! guarantees after a crash.
 
 mod autocommit;
+mod data_scope;
 mod open;
 mod overlay;
 mod snapshot;

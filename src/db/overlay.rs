@@ -123,6 +123,21 @@ fn skip_subtree(prefix: &str, key: &str) -> String {
     }
 }
 
+/// Write `bytes` at `offset` into `value` (the current value of `key`), growing it as needed; an
+/// offset past its end is refused, as every store refuses it.
+pub(crate) fn patch(key: &str, value: &mut Vec<u8>, offset: u64, bytes: &[u8]) -> Result<(), StoreError> {
+    let len = value.len() as u64;
+    if offset > len {
+        return Err(StoreError::RangeOutOfBounds { key: key.to_owned(), range: format!("{offset}.."), len });
+    }
+    let end = offset as usize + bytes.len();
+    if value.len() < end {
+        value.resize(end, 0);
+    }
+    value[offset as usize..end].copy_from_slice(bytes);
+    Ok(())
+}
+
 pub(crate) fn get(snap: &dyn KvSnapshot, writes: Option<&WriteSet>, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
     match writes.map_or(Lookup::Unknown, |w| w.lookup(key)) {
         Lookup::Value(v) => Ok(Some(v.to_vec())),

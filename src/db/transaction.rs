@@ -12,6 +12,7 @@ use parking_lot::{Mutex, RawMutex};
 
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
+use crate::array::chunk_sync;
 use crate::error::{Error, StoreError};
 use crate::store::kv::{slice_range, KvSnapshot, KvWriter};
 use crate::store::{
@@ -65,7 +66,7 @@ impl std::fmt::Debug for Transaction {
 impl Transaction {
     pub(super) fn begin(db: Arc<DbShared>) -> Result<Transaction, Error> {
         db.would_deadlock()?;
-        let writer = WriterGuard::acquire(db.clone());
+        let writer = WriterGuard::acquire(db.clone())?;
         // The engine lock before the snapshot, so the snapshot is the latest commit of any process.
         let engine_writer = db.engine.clone().lock_writer()?;
         let snapshot = db.engine.snapshot()?;
@@ -93,11 +94,7 @@ impl Transaction {
         if batch.is_empty() {
             return Ok(());
         }
-        match self.engine_writer.take() {
-            Some(writer) => writer.commit(batch)?,
-            None => self.store.db.engine.commit(batch, self.store.db.durable)?,
-        }
-        Ok(())
+        commit_batch(&self.store.db, self.engine_writer.take(), batch)
     }
 
     /// Discard every change (the same as dropping the transaction).
@@ -111,17 +108,46 @@ impl Drop for Transaction {
     }
 }
 
+/// Apply `batch` through the engine (with its writer lock, when the transaction holds it), then
+/// bump the chunk versions of every key it wrote, now that readers see the new values: a
+/// read-modify-write that read one of them before waits at its own commit and finds the version
+/// changed (`array/chunk_sync.rs`).
+pub(super) fn commit_batch(
+    db: &DbShared,
+    engine_writer: Option<Box<dyn KvWriter>>,
+    batch: crate::store::kv::WriteBatch,
+) -> Result<(), Error> {
+    let keys: Vec<String> = batch.puts.keys().cloned().collect();
+    match engine_writer {
+        Some(writer) => writer.commit(batch)?,
+        None => db.engine.commit(batch, db.durable)?,
+    }
+    chunk_sync::bump(keys.iter().map(String::as_str));
+    Ok(())
+}
+
 /// The writer lock, with the owning thread recorded for the deadlock check.
-struct WriterGuard {
+pub(super) struct WriterGuard {
     db: Arc<DbShared>,
     _guard: parking_lot::ArcMutexGuard<RawMutex, ()>,
 }
 
 impl WriterGuard {
-    fn acquire(db: Arc<DbShared>) -> WriterGuard {
-        let guard = db.writer.lock_arc();
+    /// Wait for the writer lock. A thread of rayon's pool runs the pool's other work while it
+    /// waits: the holder may be a transaction whose region writes need the pool, and if every
+    /// worker slept here instead, they would never run.
+    pub(super) fn acquire(db: Arc<DbShared>) -> Result<WriterGuard, Error> {
+        let guard = loop {
+            if let Some(guard) = db.writer.try_lock_arc_for(std::time::Duration::from_millis(1)) {
+                break guard;
+            }
+            // The holder may be this very thread, lower in its stack (rayon ran this work while
+            // the holder waited for the pool): it can never release the lock.
+            db.would_deadlock()?;
+            rayon::yield_now();
+        };
         *db.writer_thread.lock() = Some(std::thread::current().id());
-        WriterGuard { db, _guard: guard }
+        Ok(WriterGuard { db, _guard: guard })
     }
 }
 
@@ -229,21 +255,7 @@ impl WritableStore for TxnStore {
                     let current = overlay::get(s.snapshot.as_ref(), Some(&s.writes), key)?.unwrap_or_default();
                     patched.insert(key, current);
                 }
-                let value = patched.get_mut(key).expect("inserted above");
-                let len = value.len() as u64;
-                if *offset > len {
-                    return Err(StoreError::RangeOutOfBounds {
-                        key: (*key).to_owned(),
-                        range: format!("{offset}.."),
-                        len,
-                    });
-                }
-                let start = *offset as usize;
-                let end = start + bytes.len();
-                if value.len() < end {
-                    value.resize(end, 0);
-                }
-                value[start..end].copy_from_slice(bytes);
+                overlay::patch(key, patched.get_mut(key).expect("inserted above"), *offset, bytes)?;
             }
             for (key, value) in patched {
                 s.writes.put(key, value);

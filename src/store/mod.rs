@@ -182,6 +182,23 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
         let _ = write;
         Ok(None)
     }
+
+    /// Like `begin_scope(true)`, for an operation that only reads and writes chunks (a region
+    /// write). A database in auto-commit mode returns a scope that takes the writer lock only to
+    /// commit, so encoding runs in parallel with other writers; its commit validates the chunks
+    /// read (see [`Store::defer_chunk_check`]), and the operation runs again when one changed.
+    fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
+        self.begin_scope(true)
+    }
+
+    /// Take over the check that chunk `key` is still at `version` (the version of a process-wide
+    /// chunk counter when it was read for a read-modify-write): `true` when this store checks it
+    /// at its commit instead. Stores that apply writes at once return `false`, and the write is
+    /// checked and applied under the chunk's lock.
+    fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
+        let _ = (key, version);
+        false
+    }
 }
 
 /// An atomic unit opened by [`Store::begin_scope`]: operations go to [`StoreScope::store`], and
@@ -192,6 +209,12 @@ pub trait StoreScope {
 
     /// Commit (or, for a read scope, release) the unit.
     fn finish(self: Box<Self>) -> Result<(), crate::Error>;
+
+    /// Commit, or return `false` without committing when a chunk read for a read-modify-write
+    /// changed since (the caller runs the operation again).
+    fn finish_checked(self: Box<Self>) -> Result<bool, crate::Error> {
+        self.finish().map(|()| true)
+    }
 }
 
 fn check_prefix(prefix: &str) -> Result<(), StoreError> {

@@ -1,0 +1,104 @@
+//! Read-modify-writes of chunks shared by the threads of a process, without lost updates and
+//! without holding a lock while encoding.
+//!
+//! A partial chunk write reads the chunk, patches it, encodes it and stores it. Two threads doing
+//! that at once would each store their patch on top of the old chunk, and one update would be
+//! lost. Locking the chunk for the whole read-modify-write would hold the lock across encoding,
+//! which runs on rayon's pool: a worker waiting inside a join may pick up another write of the
+//! same chunk and wait for the lock it holds itself (the deadlock that made zarrs remove its
+//! chunk locks).
+//!
+//! So writes are optimistic. Each chunk key hashes to one of [`STRIPES`] version counters. A
+//! writer notes the counter before reading the chunk, and stores only if the counter is still
+//! the same, bumping it, under the stripe's mutex; otherwise it reads the chunk again and retries.
+//! The mutex is held only around the store call, which neither takes another stripe nor runs pool
+//! work, so no cycle of waits can form. A retry means another write of the stripe succeeded, so
+//! the writers as a whole always progress. Chunks that share a stripe (or the same key in two
+//! stores) cause a needless retry now and then, never a lost update.
+
+use std::hash::{Hash, Hasher};
+
+use parking_lot::Mutex;
+
+use crate::error::Error;
+
+/// Version counters: enough that eight writers on distinct chunks rarely share one.
+const STRIPES: usize = 4096;
+
+static VERSIONS: [Mutex<u64>; STRIPES] = [const { Mutex::new(0) }; STRIPES];
+
+/// How an array handle protects its read-modify-writes of chunks against other writers.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store, Synchronizer};
+/// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt8, vec![8], vec![4])).unwrap();
+/// assert_eq!(a.synchronizer(), Synchronizer::Threads);
+/// let single_writer = a.with_synchronizer(Synchronizer::None);
+/// single_writer.write_region::<u8>(&[1], &[2], &[7, 7]).unwrap();
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Synchronizer {
+    /// Threads of this process writing the same chunk through any handle keep every update: a
+    /// partial chunk write stores its result only if no other thread stored the chunk since it
+    /// was read, and reads it again otherwise. The default.
+    #[default]
+    Threads,
+    /// No protection: concurrent partial writes of one chunk may lose updates, as in zarr-python
+    /// and zarrs. Only for a single writer that wants to skip the bookkeeping.
+    None,
+}
+
+/// The version a write must find unchanged to store, or `None` under [`Synchronizer::None`].
+pub(crate) fn seen(sync: Synchronizer, key: &str) -> Option<u64> {
+    match sync {
+        Synchronizer::Threads => Some(*VERSIONS[stripe(key)].lock()),
+        Synchronizer::None => None,
+    }
+}
+
+/// Run `store` (the write of chunk `key`) unless the chunk's stripe changed since `seen`; `false`
+/// when it did and nothing was stored. `seen == None` stores unconditionally; under
+/// [`Synchronizer::Threads`] the version is still bumped, so read-modify-writes in flight retry.
+pub(crate) fn store_if_unchanged(
+    sync: Synchronizer,
+    key: &str,
+    seen: Option<u64>,
+    store: impl FnOnce() -> Result<(), Error>,
+) -> Result<bool, Error> {
+    if sync == Synchronizer::None {
+        store()?;
+        return Ok(true);
+    }
+    let mut version = VERSIONS[stripe(key)].lock();
+    if seen.is_some_and(|v| v != *version) {
+        return Ok(false);
+    }
+    store()?;
+    *version = version.wrapping_add(1);
+    Ok(true)
+}
+
+/// The current version of chunk `key`'s stripe, for a commit that validates versions seen earlier.
+pub(crate) fn current(key: &str) -> u64 {
+    *VERSIONS[stripe(key)].lock()
+}
+
+/// Bump the versions of `keys` once their new values are visible to readers: a database commit
+/// calls this after the engine applied its batch, so that read-modify-writes which read the old
+/// values fail their validation and retry.
+pub(crate) fn bump<'a>(keys: impl IntoIterator<Item = &'a str>) {
+    for key in keys {
+        let mut version = VERSIONS[stripe(key)].lock();
+        *version = version.wrapping_add(1);
+    }
+}
+
+fn stripe(key: &str) -> usize {
+    // Fixed keys: the same chunk key maps to the same stripe in every thread.
+    let mut hasher = std::hash::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() % STRIPES as u64) as usize
+}

@@ -1,0 +1,208 @@
+//! The scope of a region write on the auto-commit store: chunks are read, patched and encoded
+//! without the database's writer lock, then committed in one short locked step.
+//!
+//! A region write that held the writer lock while encoding would queue every other writer behind
+//! it, and could deadlock: its encoding runs on rayon's pool, and a pool thread that picks up
+//! another writer's task while it waits would wait for the lock its own stack holds. Here the lock
+//! is taken only in `finish_checked`, which runs no pool work. What reading without the lock could
+//! lose is checked there instead: each read-modify-written chunk records the version of its chunk
+//! counter noted before the read (`array/chunk_sync.rs`), and the batch commits only if every such
+//! version is unchanged; otherwise nothing is written and the region write runs again.
+//!
+//! Every read takes a fresh snapshot, after the chunk's version was noted, so it sees every
+//! commit that version accounts for.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::overlay::{self, Lookup, WriteSet};
+use super::transaction::{commit_batch, WriterGuard};
+use super::{check_user_key, DbShared};
+use crate::array::chunk_sync;
+use crate::error::{Error, StoreError, TransactionError};
+use crate::store::kv::slice_range;
+use crate::store::{
+    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+};
+
+/// The scope: its store buffers the writes; finishing commits them if no chunk read changed.
+pub(super) struct DataScope(Arc<DataStore>);
+
+impl DataScope {
+    pub(super) fn begin(db: Arc<DbShared>) -> Result<DataScope, Error> {
+        // Committing would wait for this thread's own open transaction.
+        db.would_deadlock()?;
+        let state = Mutex::new(Some(DataState { writes: WriteSet::default(), checks: Vec::new() }));
+        Ok(DataScope(Arc::new(DataStore { db, state })))
+    }
+}
+
+impl StoreScope for DataScope {
+    fn store(&self) -> Arc<dyn Store> {
+        self.0.clone()
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        let key = self.0.state.lock().as_ref().and_then(|s| s.checks.first().map(|c| c.0.clone()));
+        match self.finish_checked()? {
+            true => Ok(()),
+            false => Err(TransactionError::Conflict { key: key.unwrap_or_default() }.into()),
+        }
+    }
+
+    fn finish_checked(self: Box<Self>) -> Result<bool, Error> {
+        let Some(state) = self.0.state.lock().take() else { return Ok(true) };
+        let batch = state.writes.into_batch();
+        if batch.is_empty() {
+            return Ok(true);
+        }
+        let db = &self.0.db;
+        let _writer = WriterGuard::acquire(db.clone())?;
+        let engine_writer = db.engine.clone().lock_writer()?;
+        // Under the writer lock no other commit can bump a version between this check and the
+        // commit below.
+        if state.checks.iter().any(|(key, seen)| chunk_sync::current(key) != *seen) {
+            return Ok(false);
+        }
+        commit_batch(db, engine_writer, batch)?;
+        Ok(true)
+    }
+}
+
+struct DataState {
+    writes: WriteSet,
+    /// Chunks read for a read-modify-write, with the version noted before reading each.
+    checks: Vec<(String, u64)>,
+}
+
+pub(super) struct DataStore {
+    db: Arc<DbShared>,
+    /// `None` once the scope finished.
+    state: Mutex<Option<DataState>>,
+}
+
+impl DataStore {
+    fn with<R>(
+        &self,
+        operation: &'static str,
+        key: &str,
+        f: impl FnOnce(&mut DataState) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
+        match self.state.lock().as_mut() {
+            Some(state) => f(state),
+            None => Err(StoreError::TransactionEnded { operation, key: key.to_owned() }),
+        }
+    }
+
+    /// The buffered value of `key` (`Ok(Some(None))` when buffered as erased), or `Ok(None)` when
+    /// the buffer does not know it and the database must answer.
+    fn buffered(&self, operation: &'static str, key: &str) -> Result<Option<Option<Vec<u8>>>, StoreError> {
+        check_user_key(key)?;
+        self.with(operation, key, |s| {
+            Ok(match s.writes.lookup(key) {
+                Lookup::Value(v) => Some(Some(v.to_vec())),
+                Lookup::Absent => Some(None),
+                Lookup::Unknown => None,
+            })
+        })
+    }
+}
+
+impl ReadableStore for DataStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.buffered("get", key)? {
+            Some(answer) => Ok(answer),
+            None => self.db.engine.snapshot()?.get(key),
+        }
+    }
+
+    fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        // One snapshot for all the ranges, so they come from one value.
+        let snapshot = self.db.engine.snapshot()?;
+        requests
+            .iter()
+            .map(|(key, range)| match self.buffered("get_partial_values", key)? {
+                Some(answer) => answer.map(|v| slice_range(key, &v, *range)).transpose(),
+                None => snapshot.get_range(key, *range),
+            })
+            .collect()
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        match self.buffered("size", key)? {
+            Some(answer) => Ok(answer.map(|v| v.len() as u64)),
+            None => self.db.engine.snapshot()?.size(key),
+        }
+    }
+}
+
+impl WritableStore for DataStore {
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.set_owned(key, value.to_vec())
+    }
+
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        check_user_key(key)?;
+        self.with("set", key, |s| {
+            s.writes.put(key, value);
+            Ok(())
+        })
+    }
+
+    fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
+        for (key, offset, bytes) in writes {
+            let mut value = self.get(key)?.unwrap_or_default();
+            overlay::patch(key, &mut value, *offset, bytes)?;
+            self.set_owned(key, value)?;
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<(), StoreError> {
+        check_user_key(key)?;
+        self.with("erase", key, |s| {
+            s.writes.delete(key);
+            Ok(())
+        })
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
+        // Region writes erase single chunks only; a prefix is erased key by key, so the
+        // bookkeeping prefix is never touched.
+        for key in self.list_prefix(prefix)? {
+            self.erase(&key)?;
+        }
+        Ok(())
+    }
+}
+
+impl ListableStore for DataStore {
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let snapshot = self.db.engine.snapshot()?;
+        self.with("list_prefix", prefix, |s| overlay::list_prefix(snapshot.as_ref(), Some(&s.writes), prefix))
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {
+        let snapshot = self.db.engine.snapshot()?;
+        self.with("list_dir", prefix, |s| overlay::list_dir(snapshot.as_ref(), Some(&s.writes), prefix))
+    }
+}
+
+impl Store for DataStore {
+    fn capabilities(&self) -> StoreCapabilities {
+        self.db.capabilities(true)
+    }
+
+    fn kind(&self) -> &'static str {
+        self.db.backend.name()
+    }
+
+    fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
+        self.with("set", key, |s| {
+            s.checks.push((key.to_owned(), version));
+            Ok(())
+        })
+        .is_ok()
+    }
+}
