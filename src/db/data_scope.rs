@@ -12,14 +12,14 @@
 //! Every read takes a fresh snapshot, after the chunk's version was noted, so it sees every
 //! commit that version accounts for.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::group_commit::GroupCommit;
 use super::overlay::{self, Lookup, WriteSet};
-use super::transaction::{commit_batch, WriterGuard};
 use super::{check_user_key, DbShared};
-use crate::array::chunk_sync;
 use crate::error::{Error, StoreError, TransactionError};
 use crate::store::kv::slice_range;
 use crate::store::{
@@ -27,14 +27,31 @@ use crate::store::{
 };
 
 /// The scope: its store buffers the writes; finishing commits them if no chunk read changed.
-pub(super) struct DataScope(Arc<DataStore>);
+/// The flag is set while the scope counts as open for group commit.
+pub(super) struct DataScope(Arc<DataStore>, Cell<bool>);
+
+impl DataScope {
+    /// Stop counting as an open scope (once).
+    fn close(&self) {
+        if self.1.replace(false) {
+            self.0.db.group.closed();
+        }
+    }
+}
+
+impl Drop for DataScope {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
 
 impl DataScope {
     pub(super) fn begin(db: Arc<DbShared>) -> Result<DataScope, Error> {
         // Committing would wait for this thread's own open transaction.
         db.would_deadlock()?;
         let state = Mutex::new(Some(DataState { writes: WriteSet::default(), checks: Vec::new() }));
-        Ok(DataScope(Arc::new(DataStore { db, state })))
+        db.group.opened();
+        Ok(DataScope(Arc::new(DataStore { db, state }), Cell::new(true)))
     }
 }
 
@@ -57,16 +74,9 @@ impl StoreScope for DataScope {
         if batch.is_empty() {
             return Ok(true);
         }
-        let db = &self.0.db;
-        let _writer = WriterGuard::acquire(db.clone())?;
-        let engine_writer = db.engine.clone().lock_writer()?;
-        // Under the writer lock no other commit can bump a version between this check and the
-        // commit below.
-        if state.checks.iter().any(|(key, seen)| chunk_sync::current(key) != *seen) {
-            return Ok(false);
-        }
-        commit_batch(db, engine_writer, batch)?;
-        Ok(true)
+        // Queued from here on: `GroupCommit::commit` counts the scope closed when it queues.
+        self.1.set(false);
+        GroupCommit::commit(&self.0.db, batch, state.checks)
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod autocommit;
 mod data_scope;
+mod group_commit;
 mod open;
 mod overlay;
 mod snapshot;
@@ -162,6 +163,7 @@ impl DatabaseBuilder {
             durable: self.durability == Durability::Durable,
             writer: Arc::new(Mutex::new(())),
             writer_thread: Mutex::new(None),
+            group: group_commit::GroupCommit::default(),
         });
         Ok(Database { shared })
     }
@@ -258,6 +260,8 @@ pub(crate) struct DbShared {
     writer: Arc<Mutex<()>>,
     /// The thread holding `writer`, to refuse a second `begin_write` that would wait for itself.
     writer_thread: Mutex<Option<ThreadId>>,
+    /// Region writes waiting to be committed together.
+    group: group_commit::GroupCommit,
 }
 
 impl DbShared {

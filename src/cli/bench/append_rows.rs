@@ -92,7 +92,7 @@ fn appends_once(target: &Target, threads: u64, appends: u64) -> Result<f64, CliE
 }
 
 /// 4 KiB writes + `fdatasync` per second on a file in `folder`, for about a second.
-fn fsync_rate(folder: &Path) -> Result<f64, CliError> {
+pub(super) fn fsync_rate(folder: &Path) -> Result<f64, CliError> {
     std::fs::create_dir_all(folder)?;
     let path = folder.join("fsync-probe");
     let file = OpenOptions::new().create(true).write(true).truncate(true).open(&path)?;

@@ -2,8 +2,10 @@
 //! Figures are medians of `--runs` runs; `--json` prints the figure names BENCHMARKS.md defines.
 
 mod append_rows;
+mod concurrent_unaligned;
 mod counting;
 pub(crate) mod data;
+mod group_commit;
 mod list_children;
 mod sharded_partial;
 mod target;
@@ -18,7 +20,8 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 3] = ["sharded_partial", "list_children", "append_rows"];
+const ENGINE_WORKLOADS: [&str; 5] =
+    ["sharded_partial", "list_children", "append_rows", "concurrent_unaligned", "group_commit"];
 
 /// Options of `zarrdb bench`.
 pub(crate) struct Options {
@@ -79,6 +82,8 @@ pub(crate) fn run(opts: Options) -> CliResult {
                     continue;
                 }
                 "append_rows" => append_rows::run(target, opts.runs.max(1))?,
+                "concurrent_unaligned" => concurrent_unaligned::run(target, opts.runs.max(1))?,
+                "group_commit" => group_commit::run(target, opts.runs.max(1))?,
                 _ => vec![list_children::run(target)?],
             };
             target.remove();
@@ -115,6 +120,21 @@ fn print_figure(f: &Value) {
             f["fsync_per_s"],
             f["ratio_to_fsync"],
             f["appends"],
+            f["durability"].as_str().unwrap_or(""),
+        ),
+        "group_commit" => println!(
+            "group_commit    {backend:<10} {} thread(s): {} commits/s, fsync {}/s, ratio {} (commits: {})",
+            f["threads"],
+            f["commits_per_s"],
+            f["fsync_per_s"],
+            f["ratio_to_fsync"],
+            f["durability"].as_str().unwrap_or(""),
+        ),
+        "concurrent_unaligned" => println!(
+            "concurrent_unaligned {backend:<10} {} thread(s): {} writes/s, {} lost updates (commits: {})",
+            f["threads"],
+            f["writes_per_s"],
+            f["lost_updates"],
             f["durability"].as_str().unwrap_or(""),
         ),
         _ => println!(
