@@ -13,6 +13,8 @@
 //! commit that version accounts for.
 
 use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -49,7 +51,8 @@ impl DataScope {
     pub(super) fn begin(db: Arc<DbShared>) -> Result<DataScope, Error> {
         // Committing would wait for this thread's own open transaction.
         db.would_deadlock()?;
-        let state = Mutex::new(Some(DataState { writes: WriteSet::default(), checks: Vec::new() }));
+        let state =
+            Mutex::new(Some(DataState { writes: WriteSet::default(), checks: Vec::new(), read: HashMap::new() }));
         db.group.opened();
         Ok(DataScope(Arc::new(DataStore { db, state }), Cell::new(true)))
     }
@@ -61,7 +64,7 @@ impl StoreScope for DataScope {
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {
-        let key = self.0.state.lock().as_ref().and_then(|s| s.checks.first().map(|c| c.0.clone()));
+        let key = self.0.state.lock().as_ref().and_then(|s| s.checks.first().map(|c| c.key.clone()));
         match self.finish_checked()? {
             true => Ok(()),
             false => Err(TransactionError::Conflict { key: key.unwrap_or_default() }.into()),
@@ -82,8 +85,32 @@ impl StoreScope for DataScope {
 
 struct DataState {
     writes: WriteSet,
-    /// Chunks read for a read-modify-write, with the version noted before reading each.
-    checks: Vec<(String, u64)>,
+    /// Chunks read for a read-modify-write: the version noted before reading each, and what was
+    /// read.
+    checks: Vec<Check>,
+    /// What each key read from the database held, for the checks.
+    read: HashMap<String, Fingerprint>,
+}
+
+/// A chunk read for a read-modify-write: its commit needs the chunk's version unchanged and,
+/// when other processes share the database, its stored value too.
+pub(super) struct Check {
+    pub key: String,
+    pub version: u64,
+    pub read: Fingerprint,
+}
+
+/// What a key held when it was read: `None` when absent, else the value's length and a 64-bit
+/// hash of it. Compared at commit with what the key holds then.
+pub(super) type Fingerprint = Option<(u64, u64)>;
+
+/// The fingerprint of a stored value.
+pub(super) fn fingerprint(value: Option<&[u8]>) -> Fingerprint {
+    value.map(|v| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        v.hash(&mut hasher);
+        (v.len() as u64, hasher.finish())
+    })
 }
 
 pub(super) struct DataStore {
@@ -123,7 +150,17 @@ impl ReadableStore for DataStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match self.buffered("get", key)? {
             Some(answer) => Ok(answer),
-            None => self.db.engine.snapshot()?.get(key),
+            None => {
+                let value = self.db.engine.snapshot()?.get(key)?;
+                if self.db.engine.shared_between_processes() {
+                    let read = fingerprint(value.as_deref());
+                    self.with("get", key, |s| {
+                        s.read.insert(key.to_owned(), read);
+                        Ok(())
+                    })?;
+                }
+                Ok(value)
+            }
         }
     }
 
@@ -210,7 +247,8 @@ impl Store for DataStore {
 
     fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
         self.with("set", key, |s| {
-            s.checks.push((key.to_owned(), version));
+            let read = s.read.get(key).copied().flatten();
+            s.checks.push(Check { key: key.to_owned(), version, read });
             Ok(())
         })
         .is_ok()

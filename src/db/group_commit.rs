@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::data_scope::{fingerprint, Check};
 use super::transaction::{commit_batch, WriterGuard};
 use super::DbShared;
 use crate::array::chunk_sync;
@@ -46,7 +47,7 @@ const GATHER: Duration = Duration::from_micros(500);
 struct Queued {
     batch: Mutex<Option<WriteBatch>>,
     /// Chunks read for read-modify-writes and the versions noted before reading them.
-    checks: Vec<(String, u64)>,
+    checks: Vec<Check>,
     /// `Some(Ok(true))` committed, `Some(Ok(false))` left out on a failed check, `Some(Err)` the
     /// shared commit failed (its message).
     outcome: Mutex<Option<Result<bool, String>>>,
@@ -67,7 +68,7 @@ impl GroupCommit {
 
     /// Commit `batch` with whatever else is queued; `false` when a check failed and nothing of it
     /// was written.
-    pub(super) fn commit(db: &Arc<DbShared>, batch: WriteBatch, checks: Vec<(String, u64)>) -> Result<bool, Error> {
+    pub(super) fn commit(db: &Arc<DbShared>, batch: WriteBatch, checks: Vec<Check>) -> Result<bool, Error> {
         let me = Arc::new(Queued { batch: Mutex::new(Some(batch)), checks, outcome: Mutex::new(None) });
         db.group.queue.lock().push(me.clone());
         db.group.closed();
@@ -140,10 +141,22 @@ fn lead(db: &Arc<DbShared>) -> Result<(), Error> {
 /// one engine transaction.
 fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     let engine_writer = db.engine.clone().lock_writer()?;
+    // With the engine's writer lock held no other process commits, so this snapshot is what the
+    // batches will be applied over.
+    let stored = if db.engine.shared_between_processes() { Some(db.engine.snapshot()?) } else { None };
     let mut merged = WriteBatch::default();
     let mut written: HashSet<String> = HashSet::new();
     for queued in group {
-        let ok = queued.checks.iter().all(|(key, seen)| chunk_sync::current(key) == *seen && !written.contains(key));
+        let mut ok = true;
+        for check in &queued.checks {
+            ok = chunk_sync::current(&check.key) == check.version && !written.contains(&check.key);
+            if let (true, Some(stored)) = (ok, &stored) {
+                ok = fingerprint(stored.get(&check.key)?.as_deref()) == check.read;
+            }
+            if !ok {
+                break;
+            }
+        }
         if !ok {
             *queued.outcome.lock() = Some(Ok(false));
             continue;
@@ -160,5 +173,7 @@ fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     if merged.is_empty() {
         return Ok(());
     }
+    // A snapshot held open would keep LMDB from growing its map, should the commit need it.
+    drop(stored);
     commit_batch(db, engine_writer, merged)
 }

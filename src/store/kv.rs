@@ -56,6 +56,13 @@ pub(crate) trait KvEngine: Send + Sync {
     /// the live tree).
     fn stable_snapshots(&self) -> bool;
 
+    /// Whether other processes may commit to the same database while this one has it open
+    /// (LMDB). Their commits do not bump this process's chunk versions, so a commit must compare
+    /// the chunks it read with what is stored now (`db/group_commit.rs`).
+    fn shared_between_processes(&self) -> bool {
+        false
+    }
+
     /// Take the engine's own writer lock, for engines that several processes open at once (LMDB):
     /// held from the beginning of a transaction to its commit, so no other process commits in
     /// between and the transaction's snapshot stays the latest state. `None` for engines that one

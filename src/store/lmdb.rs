@@ -142,6 +142,10 @@ impl KvEngine for LmdbEngine {
         true
     }
 
+    fn shared_between_processes(&self) -> bool {
+        true
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         let remap = self.remap.read_arc_recursive();
         let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
