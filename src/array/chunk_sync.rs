@@ -20,7 +20,9 @@ use std::hash::{Hash, Hasher};
 
 use parking_lot::Mutex;
 
-use crate::error::Error;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, StoreError};
 
 /// Version counters: enough that eight writers on distinct chunks rarely share one.
 const STRIPES: usize = 4096;
@@ -34,41 +36,75 @@ static VERSIONS: [Mutex<u64>; STRIPES] = [const { Mutex::new(0) }; STRIPES];
 /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store, Synchronizer};
 /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
 /// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt8, vec![8], vec![4])).unwrap();
-/// assert_eq!(a.synchronizer(), Synchronizer::Threads);
+/// assert_eq!(a.synchronizer(), &Synchronizer::Threads);
 /// let single_writer = a.with_synchronizer(Synchronizer::None);
 /// single_writer.write_region::<u8>(&[1], &[2], &[7, 7]).unwrap();
 /// ```
 #[non_exhaustive]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Synchronizer {
     /// Threads of this process writing the same chunk through any handle keep every update: a
     /// partial chunk write stores its result only if no other thread stored the chunk since it
-    /// was read, and reads it again otherwise. The default.
+    /// was read, and reads it again otherwise. The default. Databases also check other
+    /// processes' commits where the engine lets several processes write (LMDB).
     #[default]
     Threads,
+    /// As `Threads`, and for stores that several processes write without transactions (a
+    /// directory store): every chunk write takes a file lock in `folder` (one of 4,096 lock files,
+    /// picked by the chunk key), and a read-modify-write stores its result only if the stored
+    /// chunk is still what it read. Every writing process must name the same folder, beside the
+    /// data, e.g. `data.zarr.locks`. Make one with [`Synchronizer::processes`].
+    Processes {
+        /// The folder of the lock files.
+        folder: PathBuf,
+    },
     /// No protection: concurrent partial writes of one chunk may lose updates, as in zarr-python
     /// and zarrs. Only for a single writer that wants to skip the bookkeeping.
     None,
 }
 
+impl Synchronizer {
+    /// A [`Synchronizer::Processes`] with its lock files in `folder`, created if missing.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let sync = zarrdb::Synchronizer::processes(dir.path().join("data.zarr.locks")).unwrap();
+    /// assert!(dir.path().join("data.zarr.locks").is_dir());
+    /// # let _ = sync;
+    /// ```
+    pub fn processes(folder: impl Into<PathBuf>) -> Result<Synchronizer, Error> {
+        let folder = folder.into();
+        std::fs::create_dir_all(&folder).map_err(|source| StoreError::Io {
+            operation: "create the lock folder",
+            key: folder.display().to_string(),
+            source,
+        })?;
+        Ok(Synchronizer::Processes { folder })
+    }
+}
+
 /// The version a write must find unchanged to store, or `None` under [`Synchronizer::None`].
-pub(crate) fn seen(sync: Synchronizer, key: &str) -> Option<u64> {
+pub(crate) fn seen(sync: &Synchronizer, key: &str) -> Option<u64> {
     match sync {
-        Synchronizer::Threads => Some(*VERSIONS[stripe(key)].lock()),
         Synchronizer::None => None,
+        _ => Some(*VERSIONS[stripe(key)].lock()),
     }
 }
 
 /// Run `store` (the write of chunk `key`) unless the chunk's stripe changed since `seen`; `false`
 /// when it did and nothing was stored. `seen == None` stores unconditionally; under
 /// [`Synchronizer::Threads`] the version is still bumped, so read-modify-writes in flight retry.
+/// Under [`Synchronizer::Processes`] the chunk's lock file is held around the store, and a
+/// read-modify-write (`seen` given) stores only if `still_as_read` confirms the stored chunk is
+/// the one it read.
 pub(crate) fn store_if_unchanged(
-    sync: Synchronizer,
+    sync: &Synchronizer,
     key: &str,
     seen: Option<u64>,
+    still_as_read: impl FnOnce() -> Result<bool, Error>,
     store: impl FnOnce() -> Result<(), Error>,
 ) -> Result<bool, Error> {
-    if sync == Synchronizer::None {
+    if *sync == Synchronizer::None {
         store()?;
         return Ok(true);
     }
@@ -76,9 +112,41 @@ pub(crate) fn store_if_unchanged(
     if seen.is_some_and(|v| v != *version) {
         return Ok(false);
     }
+    // Taken after the stripe's mutex and released before it, by every writer in the same order,
+    // and held only around this one store: no cycle of waits.
+    let _file_lock = match sync {
+        Synchronizer::Processes { folder } => Some(lock_file(folder, key)?),
+        _ => None,
+    };
+    if _file_lock.is_some() && seen.is_some() && !still_as_read()? {
+        return Ok(false);
+    }
     store()?;
     *version = version.wrapping_add(1);
     Ok(true)
+}
+
+/// Lock the lock file of `key` in `folder`, exclusively; unlocked when the file is dropped.
+/// The file is picked by CRC-32C of the key, which every program computes alike.
+fn lock_file(folder: &Path, key: &str) -> Result<std::fs::File, Error> {
+    let path = folder.join(format!("chunks-{:04}.lock", crc32c::crc32c(key.as_bytes()) as usize % STRIPES));
+    let io = |source| StoreError::Io { operation: "lock", key: key.to_owned(), source };
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
+    fs2::FileExt::lock_exclusive(&file).map_err(io)?;
+    Ok(file)
+}
+
+/// What a key held when it was read: `None` when absent, else the value's length and a 64-bit
+/// hash of it, to compare with what it holds later in the same process.
+pub(crate) type Fingerprint = Option<(u64, u64)>;
+
+/// The fingerprint of a stored value.
+pub(crate) fn fingerprint(value: Option<&[u8]>) -> Fingerprint {
+    value.map(|v| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        v.hash(&mut hasher);
+        (v.len() as u64, hasher.finish())
+    })
 }
 
 /// The current version of chunk `key`'s stripe, for a commit that validates versions seen earlier.

@@ -6,8 +6,9 @@
 
 use rayon::prelude::*;
 
+use super::chunk_sync::{self, fingerprint, Fingerprint};
 use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, intersect, offset_in_cell, BoxIn};
-use super::{chunk_sync, Array, Element};
+use super::{Array, Element, Synchronizer};
 use crate::codec::Partial;
 use crate::error::{ArrayError, Error};
 use crate::store::ByteRange;
@@ -261,13 +262,27 @@ impl Array {
         // A read-modify-write: stored only if no other writer stored the chunk meanwhile
         // (`chunk_sync`), read again otherwise.
         loop {
-            let seen = chunk_sync::seen(self.synchronizer, &key);
-            let mut chunk = self.read_chunk(&part.coords)?.unwrap_or_else(|| self.fill_chunk());
+            let seen = chunk_sync::seen(&self.synchronizer, &key);
+            let (chunk, read) = self.read_chunk_for_update(&key)?.unwrap_or_else(|| (self.fill_chunk(), None));
+            let mut chunk = chunk;
             copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
-            if self.store_chunk_if_unchanged(&key, seen, chunk)? {
+            if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), chunk)? {
                 return Ok(());
             }
         }
+    }
+
+    /// The decoded chunk under `key` for a read-modify-write, and the fingerprint of its stored
+    /// value where the synchronizer compares it at store time (`None` otherwise); `None` when not
+    /// stored.
+    pub(super) fn read_chunk_for_update(&self, key: &str) -> Result<Option<(Vec<u8>, Fingerprint)>, Error> {
+        let Some(encoded) = self.store.get(key)? else { return Ok(None) };
+        let read = match *self.synchronizer {
+            Synchronizer::Processes { .. } => fingerprint(Some(&encoded)),
+            _ => None,
+        };
+        let decoded = self.chain().decode(encoded).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
+        Ok(Some((decoded, read)))
     }
 
     /// A chunk holding only the fill value.
@@ -353,13 +368,19 @@ impl Array {
     /// Encode and store a decoded chunk under `key`, or erase it when it holds only the fill
     /// value, unless another writer stored the chunk since version `seen` (`chunk_sync`); `false`
     /// when nothing was stored. Encoding happens first, outside any lock.
-    pub(super) fn store_chunk_if_unchanged(&self, key: &str, seen: Option<u64>, chunk: Vec<u8>) -> Result<bool, Error> {
+    pub(super) fn store_chunk_if_unchanged(
+        &self,
+        key: &str,
+        seen: Option<(u64, Fingerprint)>,
+        chunk: Vec<u8>,
+    ) -> Result<bool, Error> {
         let encoded = if region::is_all(&chunk, self.fill_value().as_le_bytes()) {
             None
         } else {
             let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
             Some(encoded)
         };
+        let (seen, read) = (seen.map(|s| s.0), seen.and_then(|s| s.1));
         if seen.is_some_and(|seen| self.store.defer_chunk_check(key, seen)) {
             // The store checks `seen` when it commits (an auto-commit region write).
             match encoded {
@@ -368,7 +389,8 @@ impl Array {
             }
             return Ok(true);
         }
-        chunk_sync::store_if_unchanged(self.synchronizer, key, seen, || match encoded {
+        let still_as_read = || Ok(fingerprint(self.store.get(key)?.as_deref()) == read);
+        chunk_sync::store_if_unchanged(&self.synchronizer, key, seen, still_as_read, || match encoded {
             Some(encoded) => Ok(self.store.set_owned(key, encoded)?),
             None => Ok(self.store.erase(key)?),
         })

@@ -30,8 +30,9 @@ pub struct Array {
     chain: Arc<CodecChain>,
     /// The key prefix of the array (`a/b/`), computed once.
     prefix: String,
-    /// How partial chunk writes guard against concurrent writers.
-    synchronizer: Synchronizer,
+    /// How partial chunk writes guard against concurrent writers (behind an `Arc`: handles are
+    /// cloned often, and a lock folder's path would make every handle larger).
+    synchronizer: Arc<Synchronizer>,
 }
 
 impl std::fmt::Debug for Array {
@@ -54,7 +55,7 @@ impl Array {
         let chain = CodecChain::from_metadata(&metadata.codecs, &chunk_spec(&metadata))
             .map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
         let prefix = path.key_prefix();
-        Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix, synchronizer: Synchronizer::default() })
+        Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix, synchronizer: Arc::default() })
     }
 
     /// Open the array at `path`.
@@ -139,13 +140,13 @@ impl Array {
 
     /// How this handle's partial chunk writes guard against concurrent writers
     /// ([`Synchronizer::Threads`] unless changed with [`Array::with_synchronizer`]).
-    pub fn synchronizer(&self) -> Synchronizer {
-        self.synchronizer
+    pub fn synchronizer(&self) -> &Synchronizer {
+        &self.synchronizer
     }
 
     /// This handle with another [`Synchronizer`].
     pub fn with_synchronizer(self, synchronizer: Synchronizer) -> Array {
-        Array { synchronizer, ..self }
+        Array { synchronizer: Arc::new(synchronizer), ..self }
     }
 
     pub(crate) fn chain(&self) -> &CodecChain {

@@ -142,7 +142,13 @@ impl Array {
         if lo.iter().zip(keep).any(|(l, k)| l >= k) {
             // Through the chunk versions, so a partial write of this chunk in flight retries
             // (and finds the chunk outside the array) instead of storing it again.
-            chunk_sync::store_if_unchanged(self.synchronizer, &key, None, || Ok(self.store.erase(&key)?))?;
+            chunk_sync::store_if_unchanged(
+                &self.synchronizer,
+                &key,
+                None,
+                || Ok(true),
+                || Ok(self.store.erase(&key)?),
+            )?;
             return Ok(());
         }
         let kept: Vec<u64> = (0..chunk.len()).map(|d| chunk[d].min(keep[d] - lo[d])).collect();
@@ -153,11 +159,11 @@ impl Array {
         let zero = vec![0; chunk.len()];
         let whole = BoxIn { shape: chunk, start: &zero };
         loop {
-            let seen = chunk_sync::seen(self.synchronizer, &key);
-            let Some(stored) = self.read_chunk(coords)? else { return Ok(()) };
+            let seen = chunk_sync::seen(&self.synchronizer, &key);
+            let Some((stored, read)) = self.read_chunk_for_update(&key)? else { return Ok(()) };
             let mut trimmed = self.fill_chunk();
             region::copy_box(&stored, &whole, &mut trimmed, &whole, &kept, spec.data_type.size());
-            if self.store_chunk_if_unchanged(&key, seen, trimmed)? {
+            if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), trimmed)? {
                 return Ok(());
             }
         }

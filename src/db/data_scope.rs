@@ -14,7 +14,6 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -22,6 +21,7 @@ use parking_lot::Mutex;
 use super::group_commit::GroupCommit;
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
+use crate::array::chunk_sync::{fingerprint, Fingerprint};
 use crate::error::{Error, StoreError, TransactionError};
 use crate::store::kv::slice_range;
 use crate::store::{
@@ -98,19 +98,6 @@ pub(super) struct Check {
     pub key: String,
     pub version: u64,
     pub read: Fingerprint,
-}
-
-/// What a key held when it was read: `None` when absent, else the value's length and a 64-bit
-/// hash of it. Compared at commit with what the key holds then.
-pub(super) type Fingerprint = Option<(u64, u64)>;
-
-/// The fingerprint of a stored value.
-pub(super) fn fingerprint(value: Option<&[u8]>) -> Fingerprint {
-    value.map(|v| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        v.hash(&mut hasher);
-        (v.len() as u64, hasher.finish())
-    })
 }
 
 pub(super) struct DataStore {

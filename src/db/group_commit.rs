@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::data_scope::{fingerprint, Check};
+use super::data_scope::Check;
 use super::transaction::{commit_batch, WriterGuard};
 use super::DbShared;
-use crate::array::chunk_sync;
+use crate::array::chunk_sync::{self, fingerprint};
 use crate::error::{Error, StoreError};
 use crate::store::kv::WriteBatch;
 
