@@ -96,6 +96,7 @@ pub struct DatabaseBuilder {
     lmdb_initial_map_size: Option<usize>,
     redb_cache_size: Option<usize>,
     verify_on_open: bool,
+    redb_multi_writer: bool,
 }
 
 impl Default for DatabaseBuilder {
@@ -106,6 +107,7 @@ impl Default for DatabaseBuilder {
             lmdb_initial_map_size: None,
             redb_cache_size: None,
             verify_on_open: false,
+            redb_multi_writer: false,
         }
     }
 }
@@ -141,6 +143,17 @@ impl DatabaseBuilder {
     /// uses it. Without it, damage is found (as an error) when the damaged part is read.
     pub fn verify_on_open(&mut self, verify: bool) -> &mut Self {
         self.verify_on_open = verify;
+        self
+    }
+
+    /// redb only: let several processes open and write the database at once (redb's
+    /// `ConcurrencyMode::MultiWriter`; every process must open it so). A transaction then holds
+    /// redb's own write transaction from begin to commit, so no other process commits in between,
+    /// and a region write's commit compares the chunks it read with what is stored then. Commits
+    /// are durable, whatever [`DatabaseBuilder::durability`] says: another process reads the file.
+    /// LMDB always lets several processes write; sled never does.
+    pub fn redb_multi_writer(&mut self, multi_writer: bool) -> &mut Self {
+        self.redb_multi_writer = multi_writer;
         self
     }
 

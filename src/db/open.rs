@@ -89,7 +89,13 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
     }
     let durable = options.durability == Durability::Durable;
     let engine: Arc<dyn KvEngine> = match options.backend {
-        Backend::Redb => Arc::new(RedbEngine::open(path, create, options.redb_cache_size, options.verify_on_open)?),
+        Backend::Redb => Arc::new(RedbEngine::open(
+            path,
+            create,
+            options.redb_cache_size,
+            options.verify_on_open,
+            options.redb_multi_writer,
+        )?),
         Backend::Lmdb => Arc::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
         Backend::Sled => Arc::new(SledEngine::open(path)?),
     };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
-use super::kv::{engine_error, KvEngine, KvSnapshot, WriteBatch};
+use super::kv::{engine_error, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
@@ -34,11 +34,22 @@ pub(crate) struct RedbEngine {
     unsynced: AtomicBool,
     /// When the last durable commit happened.
     last_sync: Mutex<Instant>,
+    /// Opened in redb's multi-writer mode: other processes write too.
+    multi_writer: bool,
 }
 
 impl RedbEngine {
-    pub fn open(path: &Path, create: bool, cache_size: Option<usize>, verify: bool) -> Result<RedbEngine, OpenError> {
+    pub fn open(
+        path: &Path,
+        create: bool,
+        cache_size: Option<usize>,
+        verify: bool,
+        multi_writer: bool,
+    ) -> Result<RedbEngine, OpenError> {
         let mut builder = redb::Builder::new();
+        if multi_writer {
+            builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        }
         if let Some(bytes) = cache_size {
             builder.set_cache_size(bytes);
         }
@@ -57,26 +68,31 @@ impl RedbEngine {
             source: "redb panicked while opening the file".into(),
         })?;
         let db = opened.map_err(|e| open_error(path, e))?;
-        Ok(RedbEngine { db, unsynced: AtomicBool::new(false), last_sync: Mutex::new(Instant::now()) })
+        Ok(RedbEngine { db, unsynced: AtomicBool::new(false), last_sync: Mutex::new(Instant::now()), multi_writer })
     }
 
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
-        let mut txn = self.db.begin_write().map_err(engine_error(NAME, "begin_write", ""))?;
-        let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
-        txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
-        {
-            let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-            for prefix in &batch.erased_prefixes {
-                let doomed = keys_from(&table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
-                    .map_err(engine_error(NAME, "erase_prefix", prefix))?;
-                remove_all(&mut table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
-            }
-            for (key, value) in &batch.puts {
-                put(&mut table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
-            }
-        }
-        txn.commit().map_err(engine_error(NAME, "commit", ""))
+        let txn = self.db.begin_write().map_err(engine_error(NAME, "begin_write", ""))?;
+        apply_in(txn, batch, durable)
     }
+}
+
+/// Apply `batch` in `txn` and commit it.
+fn apply_in(mut txn: redb::WriteTransaction, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
+    let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
+    txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
+    {
+        let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+        for prefix in &batch.erased_prefixes {
+            let doomed = keys_from(&table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
+                .map_err(engine_error(NAME, "erase_prefix", prefix))?;
+            remove_all(&mut table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
+        }
+        for (key, value) in &batch.puts {
+            put(&mut table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
+        }
+    }
+    txn.commit().map_err(engine_error(NAME, "commit", ""))
 }
 
 /// Store `value` (or remove the key) with its segments, dropping segments a longer old value left.
@@ -163,7 +179,8 @@ impl KvEngine for RedbEngine {
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut last_sync = self.last_sync.lock();
-        let durable = durable || last_sync.elapsed() >= FAST_SYNC_INTERVAL;
+        // Another process sees only what reached the file, so multi-writer commits are durable.
+        let durable = durable || self.multi_writer || last_sync.elapsed() >= FAST_SYNC_INTERVAL;
         unpanicked("commit", "", || self.apply(&batch, durable))?;
         self.unsynced.store(!durable, Ordering::Release);
         if durable {
@@ -174,6 +191,32 @@ impl KvEngine for RedbEngine {
 
     fn stable_snapshots(&self) -> bool {
         true
+    }
+
+    fn shared_between_processes(&self) -> bool {
+        self.multi_writer
+    }
+
+    fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        if !self.multi_writer {
+            return Ok(None);
+        }
+        // redb's write transaction excludes other processes' until it commits or drops.
+        let txn =
+            unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
+        Ok(Some(Box::new(RedbWriter { txn })))
+    }
+}
+
+/// redb's write transaction in multi-writer mode, held from the beginning of a zarrdb transaction
+/// (or a group commit) to its commit, so no other process commits in between.
+struct RedbWriter {
+    txn: redb::WriteTransaction,
+}
+
+impl KvWriter for RedbWriter {
+    fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
+        unpanicked("commit", "", || apply_in(self.txn, &batch, true))
     }
 }
 
