@@ -207,7 +207,7 @@ impl Sharding {
         let mut fill_run = Vec::new();
         let mut written = 0;
         for (k, entry) in entries.iter().enumerate() {
-            let start = self.start_in_slab(k);
+            let start = self.start_of(k);
             match *entry {
                 Some((o, n)) => self.inner.decode_with(&encoded[o as usize..(o + n) as usize], |chunk| {
                     let mut pieces = chunk.chunks_exact(runs.len);
@@ -280,15 +280,16 @@ impl Sharding {
         decoded
     }
 
-    /// The element position in its slab of the `k`-th inner chunk (C order) of a slab.
-    fn start_in_slab(&self, k: usize) -> Vec<u64> {
-        let mut start = vec![0; self.inner_shape.len()];
+    /// The element position of the `k`-th inner chunk (C order) in its shard. For the `k`-th
+    /// chunk of a slab it is also its position in the slab, since `k` is below a slab's count.
+    fn start_of(&self, k: usize) -> Vec<u64> {
+        let mut coords = vec![0; self.inner_shape.len()];
         let mut rest = k as u64;
-        for d in (1..start.len()).rev() {
-            start[d] = rest % self.chunks_per_shard[d] * self.inner_shape[d];
+        for d in (0..coords.len()).rev() {
+            coords[d] = rest % self.chunks_per_shard[d];
             rest /= self.chunks_per_shard[d];
         }
-        start
+        self.inner_start(&coords)
     }
 
     /// Encode the inner chunks `range` (C order) of `shard`, appending each to `out` and its
@@ -345,13 +346,7 @@ impl Sharding {
         out: &mut Vec<u8>,
         entries: &mut Vec<Option<(u64, u64)>>,
     ) -> Result<(), CodecError> {
-        let mut coords = vec![0; self.inner_shape.len()];
-        let mut rest = k as u64;
-        for d in (0..coords.len()).rev() {
-            coords[d] = rest % self.chunks_per_shard[d];
-            rest /= self.chunks_per_shard[d];
-        }
-        let start = self.inner_start(&coords);
+        let start = self.start_of(k);
         // Taken, not borrowed: a nested shard's encoding, or work rayon runs on this thread while
         // it waits, finds the slot empty and uses a buffer of its own.
         let mut gathered = GATHERED.take();
