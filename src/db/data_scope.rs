@@ -20,6 +20,7 @@ use parking_lot::Mutex;
 
 use super::group_commit::GroupCommit;
 use super::overlay::{self, Lookup, WriteSet};
+use super::transaction::with_live;
 use super::{check_user_key, DbShared};
 use crate::array::chunk_sync::{fingerprint, Fingerprint};
 use crate::error::{Error, StoreError, TransactionError};
@@ -113,10 +114,7 @@ impl DataStore {
         key: &str,
         f: impl FnOnce(&mut DataState) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        match self.state.lock().as_mut() {
-            Some(state) => f(state),
-            None => Err(StoreError::TransactionEnded { operation, key: key.to_owned() }),
-        }
+        with_live(&self.state, operation, key, f)
     }
 
     /// The buffered value of `key` (`Ok(Some(None))` when buffered as erased), or `Ok(None)` when

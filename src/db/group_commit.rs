@@ -84,9 +84,8 @@ impl GroupCommit {
                     .into()
                 });
             }
-            if let Some(writer) = db.writer.try_lock_arc() {
-                drop(writer);
-                lead(db)?;
+            if let Some(writer) = WriterGuard::try_acquire(db, Duration::ZERO) {
+                lead(db, writer)?;
                 continue;
             }
             if let Err(e) = db.would_deadlock() {
@@ -107,10 +106,9 @@ impl GroupCommit {
     }
 }
 
-/// Take the writer lock, then commit everything queued as one batch. Every batch taken from the
-/// queue gets an outcome, whatever fails, so no writer waits for one forever.
-fn lead(db: &Arc<DbShared>) -> Result<(), Error> {
-    let _writer = WriterGuard::acquire(db.clone())?;
+/// With the writer lock held (`_writer`), commit everything queued as one batch. Every batch
+/// taken from the queue gets an outcome, whatever fails, so no writer waits for one forever.
+fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
     let group: Vec<Arc<Queued>> = {
         // Writers still preparing a batch will queue it within moments: wait for them, briefly,
         // so they share this commit instead of each waiting for the next.

@@ -108,6 +108,20 @@ impl Drop for Transaction {
     }
 }
 
+/// Run `f` on the state of a store that a transaction or scope owns, or fail with
+/// [`StoreError::TransactionEnded`] once it has ended (`None`).
+pub(super) fn with_live<S, R>(
+    state: &Mutex<Option<S>>,
+    operation: &'static str,
+    key: &str,
+    f: impl FnOnce(&mut S) -> Result<R, StoreError>,
+) -> Result<R, StoreError> {
+    match state.lock().as_mut() {
+        Some(state) => f(state),
+        None => Err(StoreError::TransactionEnded { operation, key: key.to_owned() }),
+    }
+}
+
 /// Apply `batch` through the engine (with its writer lock, when the transaction holds it), then
 /// bump the chunk versions of every key it wrote, now that readers see the new values: a
 /// read-modify-write that read one of them before waits at its own commit and finds the version
@@ -137,17 +151,22 @@ impl WriterGuard {
     /// waits: the holder may be a transaction whose region writes need the pool, and if every
     /// worker slept here instead, they would never run.
     pub(super) fn acquire(db: Arc<DbShared>) -> Result<WriterGuard, Error> {
-        let guard = loop {
-            if let Some(guard) = db.writer.try_lock_arc_for(std::time::Duration::from_millis(1)) {
-                break guard;
+        loop {
+            if let Some(writer) = WriterGuard::try_acquire(&db, std::time::Duration::from_millis(1)) {
+                return Ok(writer);
             }
             // The holder may be this very thread, lower in its stack (rayon ran this work while
             // the holder waited for the pool): it can never release the lock.
             db.would_deadlock()?;
             rayon::yield_now();
-        };
+        }
+    }
+
+    /// The writer lock if it comes free within `wait`.
+    pub(super) fn try_acquire(db: &Arc<DbShared>, wait: std::time::Duration) -> Option<WriterGuard> {
+        let guard = db.writer.try_lock_arc_for(wait)?;
         *db.writer_thread.lock() = Some(std::thread::current().id());
-        Ok(WriterGuard { db, _guard: guard })
+        Some(WriterGuard { db: db.clone(), _guard: guard })
     }
 }
 
@@ -176,10 +195,7 @@ impl TxnStore {
         key: &str,
         f: impl FnOnce(&mut TxnState) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        match self.state.lock().as_mut() {
-            Some(state) => f(state),
-            None => Err(StoreError::TransactionEnded { operation, key: key.to_owned() }),
-        }
+        with_live(&self.state, operation, key, f)
     }
 }
 
