@@ -114,15 +114,16 @@ pub(crate) fn store_if_unchanged(
     }
     // Taken after the stripe's mutex and released before it, by every writer in the same order,
     // and held only around this one store: no cycle of waits.
-    let _file_lock = match sync {
+    let file_lock = match sync {
         Synchronizer::Processes { folder } => Some(lock_file(folder, key)?),
         _ => None,
     };
-    if _file_lock.is_some() && seen.is_some() && !still_as_read()? {
+    if file_lock.is_some() && seen.is_some() && !still_as_read()? {
         return Ok(false);
     }
     store()?;
     *version = version.wrapping_add(1);
+    drop(file_lock);
     Ok(true)
 }
 

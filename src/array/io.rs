@@ -263,8 +263,7 @@ impl Array {
         // (`chunk_sync`), read again otherwise.
         loop {
             let seen = chunk_sync::seen(&self.synchronizer, &key);
-            let (chunk, read) = self.read_chunk_for_update(&key)?.unwrap_or_else(|| (self.fill_chunk(), None));
-            let mut chunk = chunk;
+            let (mut chunk, read) = self.read_chunk_for_update(&key)?.unwrap_or_else(|| (self.fill_chunk(), None));
             copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
             if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), chunk)? {
                 return Ok(());
