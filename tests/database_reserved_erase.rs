@@ -4,37 +4,12 @@
 //! removes exactly the user keys that start with it — including prefixes that look like the
 //! reserved one (`_`, `__`, `__zarrdb/`, `__zarrdb/format`).
 
-use std::path::Path;
-
-use zarrdb::{Backend, Database, Durability, StoreError};
-
 #[path = "common/raw_marker.rs"]
 mod raw_marker;
 use raw_marker::raw_marker;
-
-const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
-const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];
-
-/// A database holding `USER_KEYS`; its path and the marker it was created with.
-fn fresh(backend: Backend, dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
-    let path = dir.join(backend.name());
-    drop(Database::builder().backend(backend).create(&path).unwrap());
-    let marker = raw_marker(backend, &path).expect("a new database has a marker");
-    let db = open(backend, &path);
-    for key in USER_KEYS {
-        let group = br#"{"zarr_format":3,"node_type":"group"}"#;
-        db.store().set(key, if key.ends_with("zarr.json") { group } else { key.as_bytes() }).unwrap();
-    }
-    (path, marker)
-}
-
-fn open(backend: Backend, path: &Path) -> Database {
-    Database::builder().backend(backend).durability(Durability::Fast).open(path).unwrap()
-}
-
-fn invalid<T: std::fmt::Debug>(result: Result<T, StoreError>) -> bool {
-    matches!(result, Err(StoreError::InvalidKey { .. }))
-}
+#[path = "common/reserved_fixture.rs"]
+mod reserved_fixture;
+use reserved_fixture::{fresh, invalid, open, ALL, USER_KEYS};
 
 #[test]
 fn erasing_everything_keeps_the_marker() {

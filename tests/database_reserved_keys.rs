@@ -3,38 +3,16 @@
 //! `StoreError::InvalidKey` (or `Unsupported` for writes to a snapshot), and listings never show
 //! it; the marker is byte for byte what it was (read back through the engine's own crate).
 
-use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{Backend, ByteRange, Database, Durability, Group, Store, StoreError};
+use zarrdb::{ByteRange, Group, Store, StoreError};
 
 #[path = "common/raw_marker.rs"]
 mod raw_marker;
 use raw_marker::{raw_marker, MARKER};
-
-const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
-const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];
-
-/// A database holding `USER_KEYS`; its path and the marker it was created with.
-fn fresh(backend: Backend, dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
-    let path = dir.join(backend.name());
-    drop(Database::builder().backend(backend).create(&path).unwrap());
-    let marker = raw_marker(backend, &path).expect("a new database has a marker");
-    let db = open(backend, &path);
-    for key in USER_KEYS {
-        let group = br#"{"zarr_format":3,"node_type":"group"}"#;
-        db.store().set(key, if key.ends_with("zarr.json") { group } else { key.as_bytes() }).unwrap();
-    }
-    (path, marker)
-}
-
-fn open(backend: Backend, path: &Path) -> Database {
-    Database::builder().backend(backend).durability(Durability::Fast).open(path).unwrap()
-}
-
-fn invalid<T: std::fmt::Debug>(result: Result<T, StoreError>) -> bool {
-    matches!(result, Err(StoreError::InvalidKey { .. }))
-}
+#[path = "common/reserved_fixture.rs"]
+mod reserved_fixture;
+use reserved_fixture::{fresh, invalid, open, ALL, USER_KEYS};
 
 /// A write refused as it should be: `InvalidKey`, or `Unsupported` from a read-only store.
 fn refused(result: Result<(), StoreError>, writable: bool) -> bool {
