@@ -28,6 +28,7 @@ mod error;
 mod hierarchy;
 mod metadata;
 mod store;
+mod transfer;
 
 pub use array::{Array, CheckReport, Element, Synchronizer};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
