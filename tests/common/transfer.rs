@@ -329,7 +329,7 @@ fn metadata_keys(got: &BTreeMap<String, Vec<u8>>, nodes: &ManifestNodes) -> Vec<
             format!("{}/zarr.json", &p[1..])
         }
     });
-    key_sets("metadata ", want, got.keys().filter(|k| is_metadata(k)).cloned())
+    key_sets_named("metadata ", ("the manifest", "the export"), want, got.keys().filter(|k| is_metadata(k)).cloned())
 }
 
 /// v1 and 2020-draft sources: their chunk keys have no v3 spelling, so only the chunk values are
