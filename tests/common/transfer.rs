@@ -223,8 +223,9 @@ fn round_trip(fixtures: &Fixtures, fixture: &Value, at: At, work: &Path) -> Vec<
         };
         let result = match text(fixture, "format") {
             "v3" => same_v3(&src, &got),
-            "v2" => same_v2(&src, &got, nodes),
-            format => same_chunk_bytes(&src, &got, nodes, format),
+            "v2" => same_chunk_keys(&src, &got, nodes, &V2_METADATA),
+            "v1" => same_chunk_keys(&src, &got, nodes, &V1_METADATA),
+            _ => same_draft_chunk_bytes(&src, &got, nodes),
         };
         failures.extend(result.into_iter().map(|f| format!("{what}: {f}")));
         outputs.push(got);
@@ -299,12 +300,18 @@ fn same_v3(src: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>) -> 
 }
 
 const V2_METADATA: [&str; 4] = [".zarray", ".zattrs", ".zgroup", ".zmetadata"];
+const V1_METADATA: [&str; 2] = ["meta", "attrs"];
 
-/// Zarr v2 sources: every chunk keeps its key and bytes, and the only other keys are the zarr.json
-/// of each node that had metadata.
-fn same_v2(src: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>, nodes: &ManifestNodes) -> Vec<String> {
-    let is_v2_metadata = |k: &str| V2_METADATA.iter().any(|m| k == *m || k.ends_with(&format!("/{m}")));
-    let chunks: BTreeMap<_, _> = src.iter().filter(|(k, _)| !is_v2_metadata(k)).collect();
+/// Zarr v2 and v1 sources: every chunk keeps its key (the v2 chunk key encoding) and its bytes,
+/// and the only other keys of the export are the zarr.json of each node that had metadata.
+fn same_chunk_keys(
+    src: &BTreeMap<String, Vec<u8>>,
+    got: &BTreeMap<String, Vec<u8>>,
+    nodes: &ManifestNodes,
+    metadata_names: &[&str],
+) -> Vec<String> {
+    let is_source_metadata = |k: &str| metadata_names.iter().any(|m| k == *m || k.ends_with(&format!("/{m}")));
+    let chunks: BTreeMap<_, _> = src.iter().filter(|(k, _)| !is_source_metadata(k)).collect();
     let mut failures = key_sets("chunk ", chunks.keys().copied(), got.keys().filter(|k| !is_metadata(k)));
     failures.extend(metadata_keys(got, nodes));
     for (key, want) in chunks {
@@ -332,19 +339,14 @@ fn metadata_keys(got: &BTreeMap<String, Vec<u8>>, nodes: &ManifestNodes) -> Vec<
     key_sets_named("metadata ", ("the manifest", "the export"), want, got.keys().filter(|k| is_metadata(k)).cloned())
 }
 
-/// v1 and 2020-draft sources: their chunk keys have no v3 spelling, so only the chunk values are
-/// compared, as a multiset: import must copy every chunk's bytes as they are.
-fn same_chunk_bytes(
+/// 2020-draft sources: their chunk keys (`data/root/<path>/c0/1`) have no v3 spelling, so only the
+/// chunk values are compared, as a multiset: import must copy every chunk's bytes as they are.
+fn same_draft_chunk_bytes(
     src: &BTreeMap<String, Vec<u8>>,
     got: &BTreeMap<String, Vec<u8>>,
     nodes: &ManifestNodes,
-    format: &str,
 ) -> Vec<String> {
-    let is_chunk = |k: &str| match format {
-        "v1" => k != "meta" && k != "attrs",
-        _ => k.starts_with("data/"),
-    };
-    let mut want: Vec<&Vec<u8>> = src.iter().filter(|(k, _)| is_chunk(k)).map(|(_, v)| v).collect();
+    let mut want: Vec<&Vec<u8>> = src.iter().filter(|(k, _)| k.starts_with("data/")).map(|(_, v)| v).collect();
     let mut have: Vec<&Vec<u8>> = got.iter().filter(|(k, _)| !is_metadata(k)).map(|(_, v)| v).collect();
     want.sort();
     have.sort();
