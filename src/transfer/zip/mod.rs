@@ -14,6 +14,8 @@ mod error;
 mod format;
 mod read;
 mod source;
+mod write;
 
 pub use error::ZipError;
 pub(crate) use read::{Method, ZipEntry, ZipLimits, ZipReader};
+pub(crate) use write::ZipWriter;
