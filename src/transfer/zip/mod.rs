@@ -1,2 +1,25 @@
 //! Zip archives: a reader that treats every archive as untrusted and a streaming writer.
-#![expect(dead_code, reason = "used by import and export, which are being built")]
+//!
+//! The reader ([`ZipReader`]) reads the archives zarr-python's `ZipStore` and `zip -r` make:
+//! stored or deflated entries, Zip64, duplicate names (the last one wins, as in `ZipStore`). It
+//! checks the whole central directory when opening (limits, encryption, methods, names, layout),
+//! so a zip bomb or an ambiguous archive is refused before anything is inflated, and verifies the
+//! size and CRC-32 of every entry it returns. The writer ([`ZipWriter`]) writes stored entries,
+//! with Zip64 records only where needed, which Python's zipfile and tensorstore read.
+// Tests use every item, so the expectation holds only outside them.
+#![cfg_attr(not(test), expect(dead_code, unused_imports, reason = "used by import and export, which are being built"))]
+
+mod end;
+mod entry;
+mod error;
+mod format;
+mod read;
+mod source;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::ZipError;
+pub(crate) use read::{Method, ZipEntry, ZipLimits, ZipReader};
+pub(crate) use write::ZipWriter;
