@@ -45,7 +45,7 @@ impl BytesToBytes for Zlib {
         let mut decoder = ZlibDecoder::new(&encoded[..]);
         let mut out = Vec::new();
         (&mut decoder)
-            .take(max_decoded + 1)
+            .take(max_decoded.saturating_add(1))
             .read_to_end(&mut out)
             .map_err(|e| CodecError::Corrupt { codec: NAME, reason: e.to_string() })?;
         if out.len() as u64 > max_decoded {
