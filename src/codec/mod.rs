@@ -15,6 +15,7 @@ mod crc32c;
 mod gzip;
 mod sharding;
 mod transpose;
+mod zlib;
 mod zstd;
 
 use std::borrow::Cow;
@@ -179,7 +180,7 @@ impl CodecChain {
                         Box::new(sharding::Sharding::from_metadata(codec, &current)?)
                     });
                 }
-                "gzip" | "zstd" | "blosc" | "crc32c" => {
+                "gzip" | "zstd" | "blosc" | "crc32c" | zlib::NAME => {
                     if array_to_bytes.is_none() {
                         return Err(CodecError::InvalidChain {
                             reason: format!(
@@ -192,6 +193,7 @@ impl CodecChain {
                         "gzip" => Box::new(gzip::Gzip::from_metadata(codec)?),
                         "zstd" => Box::new(zstd::Zstd::from_metadata(codec)?),
                         "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type)?),
+                        zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
                         _ => Box::new(crc32c::Crc32c::from_metadata(codec)?),
                     });
                 }

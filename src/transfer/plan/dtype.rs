@@ -1,0 +1,214 @@
+//! Element types of the older layouts: NumPy type strings (Zarr v1 and v2, e.g. `"<f4"`,
+//! `"|b1"`, `">i8"`, `"|V6"`) and the 2020 draft's names (`"bool"`, `"u1"`, `"<i8"`, `"r16"`).
+
+use serde_json::Value;
+
+use super::PlanError;
+use crate::metadata::json::describe;
+use crate::metadata::DataType;
+
+/// Byte order of a multi-byte element as stored, which becomes the `bytes` codec's `endian`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    pub fn name(self) -> &'static str {
+        match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }
+    }
+}
+
+/// A converted element type; `endian` is `None` where byte order means nothing (one-byte types,
+/// raw bytes), so the `bytes` codec is written without it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dtype {
+    pub data_type: DataType,
+    pub endian: Option<Endian>,
+}
+
+/// The widest raw type the crate's data types accept (`r<bits>` up to 2^20 bits).
+const MAX_RAW_BYTES: u64 = (1 << 20) / 8;
+
+/// A v1 or v2 `dtype` member. Strings, unicode, objects, datetimes and structured (list) dtypes
+/// have no fixed-size numeric v3 equivalent and are refused.
+pub(crate) fn from_numpy(value: &Value, key: &str) -> Result<Dtype, PlanError> {
+    let text = match value {
+        Value::String(s) => s.as_str(),
+        Value::Array(_) => {
+            return Err(PlanError::unsupported(
+                key,
+                "dtype",
+                describe(value),
+                "structured dtypes (a list of fields) have no Zarr v3 data type",
+            ))
+        }
+        other => {
+            return Err(PlanError::metadata(key, crate::metadata::json::wrong_type("dtype", "a string", other)));
+        }
+    };
+    typestr(text, key, "dtype")
+}
+
+/// A draft `data_type`: the draft's own names, or the NumPy-style names it shares with v2.
+pub(crate) fn from_draft(value: &Value, key: &str) -> Result<Dtype, PlanError> {
+    let text = match value {
+        Value::String(s) => s.as_str(),
+        Value::Object(obj) => {
+            let name = obj.get("extension").map_or_else(|| describe(value), describe);
+            return Err(PlanError::unsupported(
+                key,
+                "data_type",
+                name,
+                "extension data types are not converted (their fallback would lose what the values mean)",
+            ));
+        }
+        other => {
+            return Err(PlanError::metadata(key, crate::metadata::json::wrong_type("data_type", "a string", other)));
+        }
+    };
+    let one_byte = |data_type| Ok(Dtype { data_type, endian: None });
+    match text {
+        "bool" => one_byte(DataType::Bool),
+        "i1" => one_byte(DataType::Int8),
+        "u1" => one_byte(DataType::UInt8),
+        raw if raw.starts_with('r') => {
+            let bits = raw[1..]
+                .parse::<u64>()
+                .ok()
+                .filter(|b| *b > 0 && b % 8 == 0 && b / 8 <= MAX_RAW_BYTES && !raw[1..].starts_with(['0', '+']))
+                .ok_or_else(|| {
+                    PlanError::unsupported(
+                        key,
+                        "data_type",
+                        describe(value),
+                        "not a raw type r<bits>, bits a multiple of 8",
+                    )
+                })?;
+            one_byte(DataType::Raw { bits: bits as u32 })
+        }
+        other => typestr(other, key, "data_type"),
+    }
+}
+
+fn typestr(text: &str, key: &str, field: &str) -> Result<Dtype, PlanError> {
+    let refuse = |reason: &str| PlanError::unsupported(key, field, format!("\"{text}\""), reason);
+    let mut chars = text.chars();
+    let (Some(order), Some(kind)) = (chars.next(), chars.next()) else {
+        return Err(refuse("not a NumPy type string (byte order, kind, size)"));
+    };
+    let digits = chars.as_str();
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
+        return Err(refuse("not a NumPy type string (byte order, kind, size)"));
+    }
+    let size: u64 = digits.parse().map_err(|_| refuse("the size is too large"))?;
+    let endian = match order {
+        '<' => Some(Endian::Little),
+        '>' => Some(Endian::Big),
+        '|' => None,
+        _ => return Err(refuse("the byte order must be '<', '>' or '|'")),
+    };
+    let data_type = match (kind, size) {
+        ('b', 1) => DataType::Bool,
+        ('i', 1) => DataType::Int8,
+        ('i', 2) => DataType::Int16,
+        ('i', 4) => DataType::Int32,
+        ('i', 8) => DataType::Int64,
+        ('u', 1) => DataType::UInt8,
+        ('u', 2) => DataType::UInt16,
+        ('u', 4) => DataType::UInt32,
+        ('u', 8) => DataType::UInt64,
+        ('f', 2) => DataType::Float16,
+        ('f', 4) => DataType::Float32,
+        ('f', 8) => DataType::Float64,
+        ('c', 8) => DataType::Complex64,
+        ('c', 16) => DataType::Complex128,
+        ('V', n) if n <= MAX_RAW_BYTES => DataType::Raw { bits: (n * 8) as u32 },
+        ('V', _) => return Err(refuse("raw types wider than 2^20 bits are not supported")),
+        ('S' | 'U' | 'O', _) => return Err(refuse("string and object dtypes have no fixed-size Zarr v3 data type")),
+        ('M' | 'm', _) => return Err(refuse("datetime and timedelta dtypes have no Zarr v3 data type")),
+        _ => return Err(refuse("no Zarr v3 data type has this kind and size")),
+    };
+    let endian = match data_type.layout() {
+        crate::metadata::Layout::Bytes => None,
+        _ => Some(endian.ok_or_else(|| refuse("a multi-byte type needs the byte order '<' or '>'"))?),
+    };
+    Ok(Dtype { data_type, endian })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{from_draft, from_numpy, Dtype, Endian};
+    use crate::metadata::DataType;
+    use crate::transfer::plan::PlanError;
+
+    fn ok(text: &str) -> Dtype {
+        from_numpy(&json!(text), "a/.zarray").unwrap()
+    }
+
+    #[test]
+    fn numpy_type_strings() {
+        let le = Some(Endian::Little);
+        assert_eq!(ok("|b1"), Dtype { data_type: DataType::Bool, endian: None });
+        assert_eq!(ok("|i1"), Dtype { data_type: DataType::Int8, endian: None });
+        assert_eq!(ok("<u1"), Dtype { data_type: DataType::UInt8, endian: None });
+        assert_eq!(ok("<i2"), Dtype { data_type: DataType::Int16, endian: le });
+        assert_eq!(ok(">u8"), Dtype { data_type: DataType::UInt64, endian: Some(Endian::Big) });
+        assert_eq!(ok("<f2"), Dtype { data_type: DataType::Float16, endian: le });
+        assert_eq!(ok(">f8"), Dtype { data_type: DataType::Float64, endian: Some(Endian::Big) });
+        assert_eq!(ok("<c8"), Dtype { data_type: DataType::Complex64, endian: le });
+        assert_eq!(ok("<c16"), Dtype { data_type: DataType::Complex128, endian: le });
+        assert_eq!(ok("|V6"), Dtype { data_type: DataType::Raw { bits: 48 }, endian: None });
+    }
+
+    #[test]
+    fn unsupported_numpy_types_name_the_key_and_field() {
+        for bad in [
+            json!("|S12"),
+            json!("<U4"),
+            json!("|O"),
+            json!("|O8"),
+            json!("<M8[ns]"),
+            json!("<m8"),
+            json!("<f16"),
+            json!("|i4"),
+            json!("=i4"),
+            json!("<i04"),
+            json!("<"),
+            json!(""),
+            json!("<i99999999999999999999999"),
+            json!("|V999999999"),
+            json!([["r", "|u1"], ["g", "|u1"]]),
+        ] {
+            match from_numpy(&bad, "a/.zarray") {
+                Err(PlanError::Unsupported { key, field, .. }) => {
+                    assert_eq!((key.as_str(), field.as_str()), ("a/.zarray", "dtype"), "{bad}")
+                }
+                other => panic!("{bad}: expected Unsupported, got {other:?}"),
+            }
+        }
+        assert!(matches!(from_numpy(&json!(4), "k"), Err(PlanError::InvalidMetadata { .. })));
+    }
+
+    #[test]
+    fn draft_names() {
+        let d = |text: &str| from_draft(&json!(text), "meta/root/a.array.json");
+        assert_eq!(d("bool").unwrap().data_type, DataType::Bool);
+        assert_eq!(d("i1").unwrap().data_type, DataType::Int8);
+        assert_eq!(d("u1").unwrap().data_type, DataType::UInt8);
+        assert_eq!(d(">i4").unwrap(), Dtype { data_type: DataType::Int32, endian: Some(Endian::Big) });
+        assert_eq!(d("r24").unwrap(), Dtype { data_type: DataType::Raw { bits: 24 }, endian: None });
+        for bad in ["r12", "r0", "r", "r08", "float32", "<i3"] {
+            assert!(matches!(d(bad), Err(PlanError::Unsupported { .. })), "{bad}");
+        }
+        let ext = json!({"extension": "https://purl.org/zarr/spec/protocol/extensions/datetime-dtypes/1.0",
+                         "type": "<M8[ns]", "fallback": "<i8"});
+        assert!(matches!(from_draft(&ext, "k"), Err(PlanError::Unsupported { .. })));
+    }
+}
