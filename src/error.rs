@@ -463,4 +463,7 @@ pub enum Error {
     /// A transaction could not begin or end.
     #[error(transparent)]
     Transaction(#[from] TransactionError),
+    /// An import, export or copy failed.
+    #[error(transparent)]
+    Transfer(#[from] crate::transfer::TransferError),
 }

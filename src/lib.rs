@@ -40,5 +40,8 @@ pub use metadata::{
 };
 pub use store::{
     ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,
-    StoreScope, WritableStore,
+    StoreScope, WritableStore, ZipStore,
+};
+pub use transfer::{
+    copy, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError, ZipError,
 };

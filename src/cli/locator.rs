@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{Backend, Database, DirectoryStore, Store};
+use zarrdb::{Backend, Database, DirectoryStore, Store, ZipStore};
 
 use super::CliError;
 
@@ -63,7 +63,7 @@ pub(crate) fn open(locator: &str) -> Result<Opened, CliError> {
 pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError> {
     match parse(locator) {
         (Kind::Directory, path) => Ok(Opened { store: Arc::new(DirectoryStore::open(path)?), _database: None }),
-        (Kind::Zip, _) => Err(CliError(format!("store \"{locator}\": zip stores are not available in this build yet"))),
+        (Kind::Zip, path) => Ok(Opened { store: Arc::new(ZipStore::open(path)?), _database: None }),
         (Kind::Database(backend), path) => {
             let database = Database::builder().backend(backend).verify_on_open(verify).open(path)?;
             let store = database.begin_read()?.store();

@@ -8,6 +8,7 @@ mod demo;
 mod info;
 mod locator;
 mod render;
+mod transfer;
 mod tree;
 
 use std::process::ExitCode;
@@ -64,7 +65,7 @@ enum Command {
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     Bench {
         /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children,
-        /// append_rows.
+        /// append_rows, concurrent_unaligned, group_commit, import_export.
         /// Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,
@@ -84,6 +85,29 @@ enum Command {
         /// The directory store never fsyncs.
         #[arg(long, default_value = "durable", value_parser = ["durable", "fast"])]
         durability: String,
+    },
+    /// Import a Zarr hierarchy (v3, v2, a v1 array or the 2020 draft layout) from a folder or a
+    /// zip archive into a database, in one transaction. v2/v1/draft metadata becomes v3; chunk
+    /// bytes are copied as they are.
+    Import {
+        /// The folder or `.zip` file to read.
+        source: String,
+        /// Database locator (created when missing): a redb file, or `lmdb:`, `sled:`, `redb:` + PATH.
+        database: String,
+        /// Where the source's root lands in the database.
+        #[arg(long, default_value = "/")]
+        at: String,
+    },
+    /// Export a node of a database, from one snapshot, to a new folder or a new `.zip` archive.
+    /// Chunk bytes are copied as they are.
+    Export {
+        /// Database locator.
+        database: String,
+        /// The folder or `.zip` file to create; it must not exist.
+        destination: String,
+        /// The node to export; it becomes the root of the result.
+        #[arg(long, default_value = "/")]
+        node: String,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
@@ -115,6 +139,8 @@ pub(crate) fn run() -> ExitCode {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
+        Command::Import { source, database, at } => transfer::import(&source, &database, &at),
+        Command::Export { database, destination, node } => transfer::export(&database, &destination, &node),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

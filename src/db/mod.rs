@@ -12,6 +12,7 @@
 //! guarantees after a crash.
 
 mod autocommit;
+mod bulk;
 mod data_scope;
 mod group_commit;
 mod open;
@@ -25,6 +26,7 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
+pub(crate) use bulk::BulkWrite;
 pub use snapshot::Snapshot;
 pub use transaction::Transaction;
 

@@ -141,7 +141,7 @@ pub(super) fn commit_batch(
 }
 
 /// The writer lock, with the owning thread recorded for the deadlock check.
-pub(super) struct WriterGuard {
+pub(crate) struct WriterGuard {
     db: Arc<DbShared>,
     _guard: parking_lot::ArcMutexGuard<RawMutex, ()>,
 }

@@ -45,7 +45,7 @@ impl WriteBatch {
 }
 
 /// An embedded key/value engine holding one database.
-pub(crate) trait KvEngine: Send + Sync {
+pub(crate) trait KvEngine: Send + Sync + 'static {
     /// A read snapshot of the latest commit.
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError>;
 
@@ -69,6 +69,45 @@ pub(crate) trait KvEngine: Send + Sync {
     /// process holds exclusively.
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         Ok(None)
+    }
+
+    /// Begin one engine write transaction that is fed a window of values at a time (an import),
+    /// so that memory holds one window, not the whole transaction. It excludes other processes'
+    /// writers like [`KvEngine::lock_writer`], so a snapshot taken after it began shows the
+    /// latest commit. Nothing is visible until
+    /// [`KvBulk::commit`]; dropping it aborts. The default buffers every value and commits them
+    /// as one batch, for engines without long-lived write transactions (sled).
+    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+        Ok(Box::new(BufferedBulk { engine: self, batch: WriteBatch::default() }))
+    }
+}
+
+/// An engine write transaction fed in windows (see [`KvEngine::bulk`]). Dropping it aborts.
+pub(crate) trait KvBulk {
+    /// Store `values` in the transaction.
+    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError>;
+
+    /// Commit durably: an import is one large, rare commit, so it pays one fsync whatever the
+    /// database's durability mode.
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}
+
+/// [`KvEngine::bulk`] for engines that only commit whole batches.
+struct BufferedBulk<E: ?Sized> {
+    engine: Arc<E>,
+    batch: WriteBatch,
+}
+
+impl<E: KvEngine + ?Sized> KvBulk for BufferedBulk<E> {
+    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        for (key, value) in values {
+            self.batch.puts.insert(key.clone(), Some(value.clone()));
+        }
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.engine.commit(self.batch, true)
     }
 }
 

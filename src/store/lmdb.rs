@@ -15,7 +15,7 @@ use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
 use parking_lot::{Mutex, RawRwLock, RwLock};
 
-use super::kv::{slice_range, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -95,10 +95,7 @@ impl LmdbEngine {
     fn check_keys(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let limit = self.env.max_key_size();
         match batch.puts.keys().find(|k| k.len() > limit) {
-            Some(key) => Err(StoreError::InvalidKey {
-                key: key.clone(),
-                reason: "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)",
-            }),
+            Some(key) => Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG }),
             None => Ok(()),
         }
     }
@@ -154,6 +151,45 @@ impl KvEngine for LmdbEngine {
         // transaction, declared first, is dropped (or committed) before the Arc.
         let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
         Ok(Some(Box::new(LmdbWriter { txn: Some(txn), remap: Some(remap), engine: self })))
+    }
+
+    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+        let remap = self.remap.read_arc_recursive();
+        let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
+        // SAFETY: as in `lock_writer`: the Arc held beside the transaction keeps the environment
+        // alive and in place, and the transaction, declared first, goes before it.
+        let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
+        Ok(Box::new(LmdbBulk { txn, _remap: remap, engine: self }))
+    }
+}
+
+/// An import's write transaction (see [`KvEngine::bulk`]). LMDB spills dirty pages to the file
+/// as the transaction grows. A full map aborts the import (the map starts at 1 TiB): unlike a
+/// batch, the values cannot be replayed after growing it.
+struct LmdbBulk {
+    txn: RwTxn<'static>,
+    _remap: parking_lot::ArcRwLockReadGuard<RawRwLock, ()>,
+    engine: Arc<LmdbEngine>,
+}
+
+impl KvBulk for LmdbBulk {
+    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        let limit = self.engine.env.max_key_size();
+        for (key, value) in values {
+            if key.len() > limit {
+                return Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG });
+            }
+            self.engine.db.put(&mut self.txn, key, value).map_err(lmdb_error("put", key))?;
+        }
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        let LmdbBulk { txn, _remap, engine } = *self;
+        let result = txn.commit().map_err(lmdb_error("commit", ""));
+        drop(_remap);
+        drop(engine);
+        result
     }
 }
 
@@ -247,6 +283,8 @@ impl KvSnapshot for LmdbSnapshot {
         Ok(keys)
     }
 }
+
+const KEY_TOO_LONG: &str = "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)";
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

@@ -5,8 +5,8 @@ use std::ops::Bound;
 use std::sync::RwLock;
 
 use super::{
-    list_dir_ordered, validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities,
-    WritableStore,
+    keys_with_prefix, list_dir_ordered, validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store,
+    StoreCapabilities, WritableStore,
 };
 use crate::error::StoreError;
 
@@ -108,12 +108,7 @@ impl WritableStore for MemoryStore {
 
     fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
         let mut map = self.write();
-        let doomed: Vec<String> = map
-            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
-            .map(|(k, _)| k)
-            .take_while(|k| k.starts_with(prefix))
-            .cloned()
-            .collect();
+        let doomed: Vec<String> = keys_with_prefix(&map, prefix).cloned().collect();
         for key in doomed {
             map.remove(&key);
         }
@@ -123,13 +118,7 @@ impl WritableStore for MemoryStore {
 
 impl ListableStore for MemoryStore {
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let map = self.read();
-        Ok(map
-            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
-            .map(|(k, _)| k)
-            .take_while(|k| k.starts_with(prefix))
-            .cloned()
-            .collect())
+        Ok(keys_with_prefix(&self.read(), prefix).cloned().collect())
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {

@@ -10,9 +10,11 @@ mod lmdb;
 mod memory;
 mod redb;
 mod sled;
+mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use zip::ZipStore;
 
 pub(crate) use key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
@@ -226,6 +228,17 @@ fn check_prefix(prefix: &str) -> Result<(), StoreError> {
             reason: "a list_dir prefix must be empty or end with '/'",
         })
     }
+}
+
+/// The keys of a sorted map that start with `prefix`, in order: one seek, then a scan that stops
+/// at the first key past the prefix.
+pub(crate) fn keys_with_prefix<'a, V>(
+    map: &'a std::collections::BTreeMap<String, V>,
+    prefix: &'a str,
+) -> impl Iterator<Item = &'a String> + 'a {
+    map.range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+        .map(|(k, _)| k)
+        .take_while(move |k| k.starts_with(prefix))
 }
 
 /// `list_dir` on an ordered key set: walks children by seeking past each child's subtree instead

@@ -1,8 +1,20 @@
 //! Import and export: copying a whole Zarr hierarchy between a database and the standard
 //! directory and zip layouts (or between any two stores), converting Zarr v2, v1 and 2020-draft
 //! metadata to v3 on the way in. `docs/architecture.md` ("Import and export") describes the flow:
-//! a source lists its keys, a plan maps them to v3 keys and metadata, a sink writes them one value
-//! at a time.
+//! a source lists its keys, a plan maps them to v3 keys and documents, and a sink takes the
+//! values one window at a time.
 
+mod error;
+mod export;
+mod import;
+mod key;
+mod options;
 mod plan;
-mod zip;
+mod run;
+mod sink;
+mod source;
+pub(crate) mod zip;
+
+pub use error::{PlanError, TransferError, ZipError};
+pub use import::copy;
+pub use options::{ExportOptions, ExportReport, ImportOptions, ImportReport, Progress};

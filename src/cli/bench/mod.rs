@@ -6,6 +6,7 @@ mod concurrent_unaligned;
 mod counting;
 pub(crate) mod data;
 mod group_commit;
+mod import_export;
 mod list_children;
 mod sharded_partial;
 mod target;
@@ -20,8 +21,8 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 5] =
-    ["sharded_partial", "list_children", "append_rows", "concurrent_unaligned", "group_commit"];
+const ENGINE_WORKLOADS: [&str; 6] =
+    ["sharded_partial", "list_children", "append_rows", "concurrent_unaligned", "group_commit", "import_export"];
 
 /// Options of `zarrdb bench`.
 pub(crate) struct Options {
@@ -84,6 +85,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "append_rows" => append_rows::run(target, opts.runs.max(1))?,
                 "concurrent_unaligned" => concurrent_unaligned::run(target, opts.runs.max(1))?,
                 "group_commit" => group_commit::run(target, opts.runs.max(1))?,
+                "import_export" => import_export::run(target, opts.runs.max(1))?,
                 _ => vec![list_children::run(target)?],
             };
             target.remove();
@@ -129,6 +131,17 @@ fn print_figure(f: &Value) {
             f["fsync_per_s"],
             f["ratio_to_fsync"],
             f["durability"].as_str().unwrap_or(""),
+        ),
+        "import_export" => println!(
+            "import_export   {backend:<10} {} via {}: export {} MB/s ({} MB/s of array), import {} MB/s, peak RSS export {} MB / import {} MB ({} MB stored)",
+            f["array"].as_str().unwrap_or(""),
+            f["format"].as_str().unwrap_or(""),
+            f["export_MBps"],
+            f["export_array_MBps"],
+            f["import_MBps"],
+            f["export_peak_rss_MB"],
+            f["import_peak_rss_MB"],
+            f["stored_MB"],
         ),
         "concurrent_unaligned" => println!(
             "concurrent_unaligned {backend:<10} {} thread(s): {} writes/s, {} lost updates (commits: {})",

@@ -29,7 +29,7 @@ impl Target {
         Ok(Target { name: name.to_owned(), path, durability, memory: Mutex::new(None) })
     }
 
-    fn database(&self) -> Option<Backend> {
+    pub fn backend(&self) -> Option<Backend> {
         match self.name.as_str() {
             "redb" => Some(Backend::Redb),
             "lmdb" => Some(Backend::Lmdb),
@@ -45,7 +45,7 @@ impl Target {
 
     /// Whether commits on this backend can be made durable (directory and memory never fsync).
     pub fn durability_label(&self) -> &'static str {
-        match (self.database(), self.durability) {
+        match (self.backend(), self.durability) {
             (None, _) => "none",
             (Some(_), Durability::Durable) => "durable",
             (Some(_), _) => "fast",
@@ -58,7 +58,7 @@ impl Target {
         if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let store: Arc<dyn Store> = match self.database() {
+        let store: Arc<dyn Store> = match self.backend() {
             Some(backend) => {
                 Database::builder().backend(backend).durability(self.durability).create(&self.path)?.store()
             }
@@ -71,7 +71,7 @@ impl Target {
 
     /// The store created last, opened afresh. Every handle on it must be dropped first.
     pub fn reopen(&self) -> Result<Arc<dyn Store>, CliError> {
-        Ok(match self.database() {
+        Ok(match self.backend() {
             Some(backend) => Database::builder().backend(backend).durability(self.durability).open(&self.path)?.store(),
             None if self.name == "memory" => self
                 .memory

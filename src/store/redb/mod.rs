@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
-use super::kv::{engine_error, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{engine_error, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
@@ -205,6 +205,35 @@ impl KvEngine for RedbEngine {
         let txn =
             unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
         Ok(Some(Box::new(RedbWriter { txn })))
+    }
+
+    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+        // redb flushes dirty pages beyond half its cache to the file before commit (they are not
+        // reachable from the committed root until then), so a long transaction stays bounded.
+        let txn =
+            unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
+        Ok(Box::new(RedbBulk { txn }))
+    }
+}
+
+/// An import's write transaction (see [`KvEngine::bulk`]).
+struct RedbBulk {
+    txn: redb::WriteTransaction,
+}
+
+impl KvBulk for RedbBulk {
+    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+        unpanicked("put", "", || {
+            let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+            for (key, value) in values {
+                put(&mut table, key, Some(value)).map_err(engine_error(NAME, "put", key))?;
+            }
+            Ok(())
+        })
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        unpanicked("commit", "", || apply_in(self.txn, &WriteBatch::default(), true))
     }
 }
 

@@ -15,7 +15,6 @@
 //! 3. any `.zarray` or `.zgroup`: Zarr v2;
 //! 4. a root `meta` key: Zarr v1;
 //! 5. otherwise [`PlanError::NoHierarchy`].
-#![cfg_attr(not(test), expect(dead_code, reason = "used by import, which is being built"))]
 
 mod compressor;
 mod convert;

@@ -6,8 +6,6 @@
 //! so a zip bomb or an ambiguous archive is refused before anything is inflated, and verifies the
 //! size and CRC-32 of every entry it returns. The writer ([`ZipWriter`]) writes stored entries,
 //! with Zip64 records only where needed, which Python's zipfile and tensorstore read.
-// Tests use every item, so the expectation holds only outside them.
-#![cfg_attr(not(test), expect(dead_code, unused_imports, reason = "used by import and export, which are being built"))]
 
 mod end;
 mod entry;
@@ -21,5 +19,7 @@ mod write;
 mod tests;
 
 pub use error::ZipError;
-pub(crate) use read::{Method, ZipEntry, ZipLimits, ZipReader};
+#[cfg(test)]
+pub(crate) use read::Method;
+pub(crate) use read::{ZipEntry, ZipLimits, ZipReader};
 pub(crate) use write::ZipWriter;

@@ -1,0 +1,86 @@
+//! `zarrdb import SRC DB [--at NODE]` and `zarrdb export DB DST [--node NODE]`. On a terminal a
+//! progress bar runs on stderr; otherwise only the one-line summary is printed.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use zarrdb::{Database, ExportOptions, ImportOptions, ImportReport, Progress};
+
+use super::locator::{self, Kind};
+use super::{CliError, CliResult};
+
+pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
+    let bar = progress_bar();
+    let mut options = ImportOptions::default().at(at);
+    if let Some(bar) = bar.clone() {
+        options = options.progress(move |p| show(&bar, p));
+    }
+    let report = match locator::parse(destination) {
+        (Kind::Database(backend), path) => Database::builder().backend(backend).create(path)?.import(source, &options),
+        (_, _) => {
+            return Err(CliError(format!(
+                "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
+            )))
+        }
+    };
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    summarize(&report?, source, destination, at);
+    Ok(())
+}
+
+pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
+    let (Kind::Database(backend), path) = locator::parse(source) else {
+        return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
+    };
+    let database = Database::builder().backend(backend).open(path)?;
+    let bar = progress_bar();
+    let mut options = ExportOptions::default().node(node);
+    if let Some(bar) = bar.clone() {
+        options = options.progress(move |p| show(&bar, p));
+    }
+    let report = database.export(Path::new(destination), &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
+    println!("exported {node} of {source} to {destination}: {} values, {} bytes", report.values, report.bytes);
+    Ok(())
+}
+
+fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
+    for name in &report.duplicates {
+        eprintln!("zarrdb: warning: {source} holds \"{name}\" more than once; the last one was imported");
+    }
+    println!(
+        "imported {} hierarchy {source} into {destination} at {at}: {} nodes, {} chunks, {} bytes{}",
+        report.layout,
+        report.nodes,
+        report.chunks,
+        report.bytes,
+        match report.skipped.len() {
+            0 => String::new(),
+            n => format!("; {n} keys skipped (not part of any node)"),
+        }
+    );
+}
+
+/// A bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).
+fn progress_bar() -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0);
+    let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+fn show(bar: &ProgressBar, p: Progress) {
+    bar.set_length(p.bytes_total);
+    bar.set_position(p.bytes_done);
+    bar.set_message(format!("{}/{} values", p.values_done, p.values_total));
+}

@@ -1,0 +1,65 @@
+//! Bulk writes: one engine write transaction fed a window of values at a time, for imports. A
+//! [`Transaction`](super::Transaction) buffers its changes until commit, which would hold a whole
+//! imported dataset in memory; a bulk write hands each window to the engine at once (redb and
+//! LMDB write it out before commit) and stays invisible until [`BulkWrite::commit`]. Dropping it
+//! aborts, and a crash before commit leaves the database as it was.
+
+use std::sync::Arc;
+
+use super::transaction::WriterGuard;
+use super::{check_user_key, Database, Snapshot};
+use crate::array::chunk_sync;
+use crate::error::Error;
+use crate::store::kv::KvBulk;
+use crate::store::Store;
+
+/// An open bulk write. It holds the database's writer lock (and the engine's, which excludes
+/// other processes), so the snapshot it carries is the latest commit until it ends.
+pub(crate) struct BulkWrite {
+    /// Declared first: ends before the writer lock is released.
+    bulk: Option<Box<dyn KvBulk>>,
+    snapshot: Option<Snapshot>,
+    written: Vec<String>,
+    _writer: WriterGuard,
+}
+
+impl Database {
+    /// Begin a bulk write; waits for the current writer like [`Database::begin_write`].
+    pub(crate) fn begin_bulk(&self) -> Result<BulkWrite, Error> {
+        self.shared.would_deadlock()?;
+        let writer = WriterGuard::acquire(self.shared.clone())?;
+        // The engine's writer before the snapshot, so the snapshot is the latest commit of any
+        // process (LMDB, redb in multi-writer mode).
+        let bulk = self.shared.engine.clone().bulk()?;
+        let snapshot = Snapshot::begin(&self.shared)?;
+        Ok(BulkWrite { bulk: Some(bulk), snapshot: Some(snapshot), written: Vec::new(), _writer: writer })
+    }
+}
+
+impl BulkWrite {
+    /// The database as of the bulk write's beginning (its own puts are not seen).
+    pub(crate) fn before(&self) -> Arc<dyn Store> {
+        self.snapshot.as_ref().expect("the snapshot lives until commit").store()
+    }
+
+    /// Write `values` (user keys only; the reserved prefix is refused).
+    pub(crate) fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), Error> {
+        for (key, _) in values {
+            check_user_key(key)?;
+        }
+        self.bulk.as_mut().expect("the engine transaction lives until commit").put(values)?;
+        self.written.extend(values.iter().map(|(k, _)| k.clone()));
+        Ok(())
+    }
+
+    /// Commit everything durably.
+    pub(crate) fn commit(mut self) -> Result<(), Error> {
+        // Before the commit: an LMDB snapshot would keep the pages this commit frees in use.
+        self.snapshot.take();
+        self.bulk.take().expect("the engine transaction lives until commit").commit()?;
+        // A read-modify-write that read one of these keys before (only possible for keys that
+        // existed, i.e. a root document replaced) must find its version changed.
+        chunk_sync::bump(self.written.iter().map(String::as_str));
+        Ok(())
+    }
+}

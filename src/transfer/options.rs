@@ -1,0 +1,119 @@
+//! Options and reports of import, export and copy.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How far a transfer has got; passed to the progress callback after every window of values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Values written so far (chunks and metadata documents).
+    pub values_done: u64,
+    /// Values to write in all.
+    pub values_total: u64,
+    /// Bytes written so far.
+    pub bytes_done: u64,
+    /// Bytes to write in all.
+    pub bytes_total: u64,
+}
+
+type Callback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Options of [`crate::Database::import`] and [`crate::copy`].
+///
+/// ```
+/// let seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+/// let counter = seen.clone();
+/// let options = zarrdb::ImportOptions::default()
+///     .at("/imported/run1")
+///     .progress(move |p| counter.store(p.values_done, std::sync::atomic::Ordering::Relaxed));
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default)]
+pub struct ImportOptions {
+    pub(crate) at: String,
+    pub(crate) progress: Option<Callback>,
+}
+
+impl ImportOptions {
+    /// Where the source's root node lands (default `/`). Nothing may exist there yet, except an
+    /// empty root group when importing at `/`; missing parent groups are created.
+    pub fn at(mut self, node: impl Into<String>) -> Self {
+        self.at = node.into();
+        self
+    }
+
+    /// Call `f` after every window of values written.
+    pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+impl fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImportOptions").field("at", &self.at).field("progress", &self.progress.is_some()).finish()
+    }
+}
+
+/// Options of [`crate::Database::export`].
+///
+/// ```
+/// let options = zarrdb::ExportOptions::default().node("/run1");
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default)]
+pub struct ExportOptions {
+    pub(crate) node: String,
+    pub(crate) progress: Option<Callback>,
+}
+
+impl ExportOptions {
+    /// The node to export (default `/`): it becomes the root of the folder or archive.
+    pub fn node(mut self, node: impl Into<String>) -> Self {
+        self.node = node.into();
+        self
+    }
+
+    /// Call `f` after every window of values written.
+    pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+impl fmt::Debug for ExportOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExportOptions").field("node", &self.node).field("progress", &self.progress.is_some()).finish()
+    }
+}
+
+/// What an import or copy did.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// The source's layout: "Zarr v3", "Zarr v2", "Zarr v1" or "Zarr v3 2020 draft".
+    pub layout: &'static str,
+    /// Metadata documents written (one per node, converted for v2, v1 and the draft).
+    pub nodes: u64,
+    /// Chunk (or shard) values copied byte for byte.
+    pub chunks: u64,
+    /// Bytes written in all.
+    pub bytes: u64,
+    /// Source keys not copied, with the reason (stray files, keys outside any array's grid,
+    /// legacy metadata that was converted).
+    pub skipped: Vec<(String, String)>,
+    /// Names a zip archive held more than once; the last entry of each was imported.
+    pub duplicates: Vec<String>,
+    /// v3 folders holding nodes but no zarr.json, kept as they are.
+    pub implicit_groups: Vec<String>,
+}
+
+/// What an export did.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ExportReport {
+    /// Values written (chunks and metadata documents).
+    pub values: u64,
+    /// Bytes of values written.
+    pub bytes: u64,
+}

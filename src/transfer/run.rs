@@ -1,0 +1,111 @@
+//! The copy loop shared by import, export and copy: values are read in windows, in parallel, and
+//! each window is handed to the sink before the next is read, so memory holds one window (at
+//! most [`WINDOW_BYTES`] or one value larger than that), never the dataset.
+
+use rayon::prelude::*;
+
+use super::error::TransferError;
+use super::options::Progress;
+use super::sink::Sink;
+use super::source::Source;
+use crate::error::Error;
+
+/// A window closes when its values reach this many bytes...
+const WINDOW_BYTES: u64 = 32 << 20;
+/// ...or this many values (small chunks: enough to keep every core busy per window).
+const WINDOW_VALUES: usize = 1024;
+
+/// One value to copy.
+pub(crate) struct Item {
+    /// Key in the source.
+    pub from: String,
+    /// Key in the destination.
+    pub to: String,
+    /// Size when the source was listed.
+    pub size: u64,
+}
+
+/// Copy `items` from `source` into `sink`, then write `documents` (metadata, last, so a plain
+/// store that fails midway never shows metadata without its chunks), then finish the sink.
+/// Returns (values, bytes) written.
+pub(crate) fn run(
+    source: &dyn Source,
+    items: &[Item],
+    documents: Vec<(String, Vec<u8>)>,
+    mut sink: Box<dyn Sink>,
+    progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
+) -> Result<(u64, u64), Error> {
+    let mut state = Progress {
+        values_done: 0,
+        values_total: (items.len() + documents.len()) as u64,
+        bytes_done: 0,
+        bytes_total: items.iter().map(|i| i.size).sum::<u64>()
+            + documents.iter().map(|d| d.1.len() as u64).sum::<u64>(),
+    };
+    let mut start = 0;
+    while start < items.len() {
+        let end = window_end(items, start);
+        let values = items[start..end]
+            .par_iter()
+            .map(|item| {
+                let value = source.read(&item.from)?;
+                if value.len() as u64 != item.size {
+                    return Err(TransferError::SourceChanged {
+                        source_path: source.describe(),
+                        key: item.from.clone(),
+                        expected: item.size,
+                        found: value.len() as u64,
+                    }
+                    .into());
+                }
+                Ok((item.to.clone(), value))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        state.values_done += values.len() as u64;
+        state.bytes_done += values.iter().map(|v| v.1.len() as u64).sum::<u64>();
+        sink.put(values)?;
+        if let Some(report) = progress {
+            report(state);
+        }
+        start = end;
+    }
+    state.values_done += documents.len() as u64;
+    state.bytes_done += documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
+    if !documents.is_empty() {
+        sink.put(documents)?;
+    }
+    sink.finish()?;
+    if let Some(report) = progress {
+        report(state);
+    }
+    Ok((state.values_done, state.bytes_done))
+}
+
+/// The end of the window that starts at `start`: at least one value, then up to the limits.
+fn window_end(items: &[Item], start: usize) -> usize {
+    let mut bytes = 0u64;
+    let mut end = start;
+    while end < items.len() && end - start < WINDOW_VALUES && (end == start || bytes + items[end].size <= WINDOW_BYTES)
+    {
+        bytes += items[end].size;
+        end += 1;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{window_end, Item, WINDOW_BYTES, WINDOW_VALUES};
+
+    fn items(sizes: &[u64]) -> Vec<Item> {
+        sizes.iter().map(|&size| Item { from: String::new(), to: String::new(), size }).collect()
+    }
+
+    #[test]
+    fn windows_respect_both_limits_and_always_advance() {
+        assert_eq!(window_end(&items(&[WINDOW_BYTES * 3, 1]), 0), 1, "a huge value is a window of its own");
+        assert_eq!(window_end(&items(&[WINDOW_BYTES / 2, WINDOW_BYTES / 2, 1]), 0), 2);
+        assert_eq!(window_end(&items(&vec![1; WINDOW_VALUES + 5]), 0), WINDOW_VALUES);
+        assert_eq!(window_end(&items(&[1, 2, 3]), 1), 3);
+    }
+}
