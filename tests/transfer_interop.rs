@@ -16,9 +16,10 @@
 //! identical values, shapes and attributes (`tests/interop/transfer_check.py`, which also holds the
 //! zip to stored entries, no duplicates, zarr.json at the root); and the stored bytes: a v3 export
 //! holds exactly the source's keys with byte-identical chunks and equal zarr.json documents; a v2
-//! or v1 export keeps every chunk's key and bytes; a draft export holds exactly the source's chunk
-//! values (its keys have no v3 spelling); every export has a zarr.json for each node with metadata
-//! and none for implicit groups. The two exports hold the same keys and bytes.
+//! or v1 export keeps every chunk's key and bytes; a draft export holds the source's chunk bytes
+//! under the v3 keys docs/format.md gives (`data/root/P/c0/1` -> `P/c/0/1`); every export has a
+//! zarr.json for each node with metadata and none for implicit groups (but for those of a draft,
+//! which import makes groups, as docs/format.md says). The two exports hold the same keys and bytes.
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 

@@ -225,7 +225,7 @@ fn round_trip(fixtures: &Fixtures, fixture: &Value, at: At, work: &Path) -> Vec<
             "v3" => same_v3(&src, &got),
             "v2" => same_chunk_keys(&src, &got, nodes, &V2_METADATA),
             "v1" => same_chunk_keys(&src, &got, nodes, &V1_METADATA),
-            _ => same_draft_chunk_bytes(&src, &got, nodes),
+            _ => same_draft_chunks(&src, &got, nodes),
         };
         failures.extend(result.into_iter().map(|f| format!("{what}: {f}")));
         outputs.push(got);
@@ -303,7 +303,8 @@ const V2_METADATA: [&str; 4] = [".zarray", ".zattrs", ".zgroup", ".zmetadata"];
 const V1_METADATA: [&str; 2] = ["meta", "attrs"];
 
 /// Zarr v2 and v1 sources: every chunk keeps its key (the v2 chunk key encoding) and its bytes,
-/// and the only other keys of the export are the zarr.json of each node that had metadata.
+/// and the only other keys of the export are the zarr.json of each node that had metadata. Also
+/// used for draft sources, with their chunks renamed to the keys they must have.
 fn same_chunk_keys(
     src: &BTreeMap<String, Vec<u8>>,
     got: &BTreeMap<String, Vec<u8>>,
@@ -327,9 +328,10 @@ fn same_chunk_keys(
 type ManifestNodes = serde_json::Map<String, Value>;
 
 /// The zarr.json keys of an export: one per explicit node of the manifest, none for implicit
-/// groups.
+/// groups unless import makes them groups (`imported_as`).
 fn metadata_keys(got: &BTreeMap<String, Vec<u8>>, nodes: &ManifestNodes) -> Vec<String> {
-    let want = nodes.iter().filter(|(_, n)| n["node_type"] != "implicit").map(|(p, _)| {
+    let explicit = |n: &Value| n["node_type"] != "implicit" || n["imported_as"]["node_type"] == "group";
+    let want = nodes.iter().filter(|(_, n)| explicit(n)).map(|(p, _)| {
         if p == "/" {
             "zarr.json".to_string()
         } else {
@@ -339,28 +341,37 @@ fn metadata_keys(got: &BTreeMap<String, Vec<u8>>, nodes: &ManifestNodes) -> Vec<
     key_sets_named("metadata ", ("the manifest", "the export"), want, got.keys().filter(|k| is_metadata(k)).cloned())
 }
 
-/// 2020-draft sources: their chunk keys (`data/root/<path>/c0/1`) have no v3 spelling, so only the
-/// chunk values are compared, as a multiset: import must copy every chunk's bytes as they are.
-fn same_draft_chunk_bytes(
+/// 2020-draft sources: docs/format.md renames a chunk `data/root/P/c0/1` to `P/c/0/1` (the draft's
+/// `c` directly followed by the coordinates; a 0-d array's `c` stays `c`) and keeps its bytes; the
+/// export must hold exactly those chunks, and the zarr.json documents.
+fn same_draft_chunks(
     src: &BTreeMap<String, Vec<u8>>,
     got: &BTreeMap<String, Vec<u8>>,
     nodes: &ManifestNodes,
 ) -> Vec<String> {
-    let mut want: Vec<&Vec<u8>> = src.iter().filter(|(k, _)| k.starts_with("data/")).map(|(_, v)| v).collect();
-    let mut have: Vec<&Vec<u8>> = got.iter().filter(|(k, _)| !is_metadata(k)).map(|(_, v)| v).collect();
-    want.sort();
-    have.sort();
-    let mut failures = metadata_keys(got, nodes);
-    if want != have {
-        failures.push(format!(
-            "the exported chunk values are not the source's chunk values: {} exported, {} in the source, \
-             {} of the source's not exported as they were (exported keys: {:?})",
-            have.len(),
-            want.len(),
-            want.iter().filter(|w| !have.contains(w)).count(),
-            got.keys().filter(|k| !is_metadata(k)).collect::<Vec<_>>()
-        ));
+    let arrays: Vec<&str> =
+        nodes.iter().filter(|(_, n)| n["node_type"] == "array").map(|(p, _)| p.trim_start_matches('/')).collect();
+    let mut renamed = BTreeMap::new();
+    let mut failures = Vec::new();
+    for (key, value) in src.iter().filter(|(k, _)| k.starts_with("data/root/")) {
+        let rest = &key["data/root/".len()..];
+        // The longest array path the key lies under (a root array has the path "").
+        let array = arrays
+            .iter()
+            .filter(|a| a.is_empty() || rest.starts_with(&format!("{a}/")))
+            .max_by_key(|a| a.len())
+            .copied();
+        let Some(array) = array else {
+            failures.push(format!("source key {key} is under no array of the manifest"));
+            continue;
+        };
+        let chunk = if array.is_empty() { rest } else { &rest[array.len() + 1..] };
+        let coordinates = chunk.strip_prefix('c').unwrap_or_else(|| panic!("draft chunk key {key} without c"));
+        let prefix = if array.is_empty() { String::new() } else { format!("{array}/") };
+        let v3 = if coordinates.is_empty() { format!("{prefix}c") } else { format!("{prefix}c/{coordinates}") };
+        renamed.insert(v3, value.clone());
     }
+    failures.extend(same_chunk_keys(&renamed, got, nodes, &[]));
     failures
 }
 

@@ -12,6 +12,7 @@ compares with the manifest:
   * groups: zarr-python opens the group; its attributes and its explicit children (zarr-python
     lists only children with a metadata document) equal the manifest's;
   * implicit groups: zarr-python finds no group there (no zarr.json), yet the arrays below open;
+    a node with "imported_as" is checked as that node instead (except with --source);
   * arrays: zarr-python and tensorstore read the whole array; the C-order little-endian bytes
     equal the expected file exactly (so NaN payloads and -0.0 count), the shape and the
     attributes equal the manifest's (tensorstore's through its spec's "metadata").
@@ -208,8 +209,10 @@ def check(args):
         else:
             root = Root(location, "", 3)
             skip = {}
+        # After import, a node with "imported_as" is that node instead (a draft's implicit group).
+        nodes = {p: n if source else n.get("imported_as", n) for p, n in fx["nodes"].items()}
         nodes = {p: dict(n, skip=dict(skip, **(n.get("export_skip_readers", {}) if not source else {})))
-                 for p, n in fx["nodes"].items()}
+                 for p, n in nodes.items()}
 
         def fail(msg, location=location):
             failures.append(f"FAIL {name} {location}: {msg}")

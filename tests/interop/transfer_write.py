@@ -18,6 +18,8 @@ draft, which no current library writes). OUTDIR/manifest.json describes them:
        "nodes": {
          "/":     {"node_type": "group", "attributes": {...}},
          "/a":    {"node_type": "implicit"},       a group without metadata document
+         "/i":    {"node_type": "implicit",        ... that import turns into a group (the 2020
+                   "imported_as": {"node_type": "group", "attributes": {}}},   draft, see below)
          "/x/y":  {"node_type": "array", "attributes": {...}, "shape": [...],
                    "dtype": "<i4",                 numpy type of the expected bytes
                    "expected": "raw/....raw",      full content, C order, little-endian
@@ -145,8 +147,10 @@ class Expected:
     def group_node(self, path, attributes):
         self.nodes[path] = {"node_type": "group", "attributes": attributes}
 
-    def implicit(self, path):
+    def implicit(self, path, imported_as_group=False):
         self.nodes[path] = {"node_type": "implicit"}
+        if imported_as_group:
+            self.nodes[path]["imported_as"] = {"node_type": "group", "attributes": {}}
 
     def array(self, path, content, attributes, export_skip=None):
         self.arrays[path] = content
@@ -537,8 +541,10 @@ def draft_fixture():
         key = "meta/root.group.json" if path == "/" else f"meta/root{path}.group.json"
         write_json(os.path.join(folder, key), {"attributes": attrs})
         exp.group_node(path, attrs)
-    exp.implicit("/implicit")
-    exp.implicit("/implicit/deep")
+    # docs/format.md: import gives every draft group a document, implied ones included (v3.0
+    # readers know no implicit groups), while v3 sources keep theirs implicit.
+    exp.implicit("/implicit", imported_as_group=True)
+    exp.implicit("/implicit/deep", imported_as_group=True)
     # (path, data_type, numpy dtype, shape, chunks, layout, gzip level or None, fill JSON, fill, attrs, written)
     arrays = [
         ("/c_int", "<i4", "<i4", (7, 5), (3, 2), "C", 1, 0, 0, {"layout": "C"}, lambda ix: ix != (1, 1)),
