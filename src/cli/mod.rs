@@ -142,6 +142,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Import { source, database, at } => transfer::import(&source, &database, &at),
         Command::Export { database, destination, node } => transfer::export(&database, &destination, &node),
     };
+    bench::report_peak_rss();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError(message)) => {

@@ -10,6 +10,11 @@ use zarrdb::{Database, ExportOptions, ImportOptions, ImportReport, Progress};
 use super::locator::{self, Kind};
 use super::{CliError, CliResult};
 
+/// redb's page cache for one pass over a database. Every page is read or written once, so a
+/// cache only holds memory: redb's default (1 GiB) would grow the process by the dataset's size,
+/// up to that. redb writes dirty pages beyond half the cache to the file before commit.
+const REDB_CACHE: usize = 32 << 20;
+
 pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
     let bar = progress_bar();
     let mut options = ImportOptions::default().at(at);
@@ -17,7 +22,9 @@ pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
         options = options.progress(move |p| show(&bar, p));
     }
     let report = match locator::parse(destination) {
-        (Kind::Database(backend), path) => Database::builder().backend(backend).create(path)?.import(source, &options),
+        (Kind::Database(backend), path) => {
+            Database::builder().backend(backend).redb_cache_size(REDB_CACHE).create(path)?.import(source, &options)
+        }
         (_, _) => {
             return Err(CliError(format!(
                 "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
@@ -35,7 +42,7 @@ pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source) else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
-    let database = Database::builder().backend(backend).open(path)?;
+    let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).open(path)?;
     let bar = progress_bar();
     let mut options = ExportOptions::default().node(node);
     if let Some(bar) = bar.clone() {
@@ -62,7 +69,7 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
         report.bytes,
         match report.skipped.len() {
             0 => String::new(),
-            n => format!("; {n} keys skipped (not part of any node)"),
+            n => format!("; {n} source keys not copied (converted metadata, keys of no node or outside a grid)"),
         }
     );
 }

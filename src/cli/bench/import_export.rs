@@ -1,7 +1,7 @@
 //! `import_export`: the `small_chunks` and `sharded` arrays in a database are exported to a
 //! folder and to a zip, and each is imported back into a new database of the same backend. Every
 //! step runs as its own `zarrdb export` / `zarrdb import` process, as a user would run it, so its
-//! time includes opening the database and its peak RSS (from `wait4`) is the step's alone.
+//! time includes opening the database and its peak RSS (its `VmHWM`) is the step's alone.
 //! MB/s counts the bytes copied (the stored, compressed values); `export_array_MBps` counts the
 //! array's uncompressed bytes, comparable with a library writing the array to a folder.
 
@@ -12,9 +12,9 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use zarrdb::{Array, Database};
 
-use super::median;
 use super::target::Target;
 use super::whole_array::{data, metadata};
+use super::{median, PEAK_RSS_ENV};
 use crate::cli::CliError;
 
 const WORKLOADS: [&str; 2] = ["small_chunks", "sharded"];
@@ -51,8 +51,8 @@ pub(crate) fn run(target: &Target, runs: usize) -> Result<Vec<Value>, CliError> 
             for _ in 0..runs {
                 let out = folder.join(if format == "zip" { "out.zip" } else { "out" });
                 let back = folder.join("back");
-                let e = step(&["export", &locator(&source), &out.display().to_string()])?;
-                let i = step(&["import", &out.display().to_string(), &locator(&back)])?;
+                let e = step(&["export", &locator(&source), &out.display().to_string()], &folder)?;
+                let i = step(&["import", &out.display().to_string(), &locator(&back)], &folder)?;
                 check_imported(backend, &back, stored)?;
                 export.push(e.secs);
                 import.push(i.secs);
@@ -86,38 +86,22 @@ pub(crate) fn run(target: &Target, runs: usize) -> Result<Vec<Value>, CliError> 
     Ok(figures)
 }
 
-/// Run `zarrdb ARGS` and measure it.
-fn step(args: &[&str]) -> Result<Step, CliError> {
+/// Run `zarrdb ARGS` and measure it: wall time and the child's own peak RSS.
+fn step(args: &[&str], folder: &Path) -> Result<Step, CliError> {
     let exe = std::env::current_exe()?;
+    let rss_file = folder.join("peak-rss");
+    let _ = std::fs::remove_file(&rss_file);
     let start = Instant::now();
-    let child = Command::new(exe).args(args).stdout(Stdio::null()).spawn()?;
-    let (status, usage) = wait_with_usage(child.id())?;
+    let status = Command::new(exe).args(args).env(PEAK_RSS_ENV, &rss_file).stdout(Stdio::null()).status()?;
     let secs = start.elapsed().as_secs_f64();
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        return Err(CliError(format!("bench: `zarrdb {}` failed (wait status {status})", args.join(" "))));
+    if !status.success() {
+        return Err(CliError(format!("bench: `zarrdb {}` failed ({status})", args.join(" "))));
     }
-    // ru_maxrss is in KiB on Linux.
-    Ok(Step { secs, peak_rss: usage.ru_maxrss.max(0) as u64 * 1024 })
-}
-
-/// Reap the child `pid` and return its wait status and resource usage (its own peak RSS, which
-/// `std::process::Child::wait` does not report).
-fn wait_with_usage(pid: u32) -> Result<(i32, libc::rusage), CliError> {
-    let mut status = 0;
-    // SAFETY: rusage is plain old data; all-zero is a valid value that wait4 overwrites.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = libc::pid_t::try_from(pid).map_err(|_| CliError("bench: child pid out of range".into()))?;
-    loop {
-        // SAFETY: `pid` is our own unreaped child; the two pointers are valid for writes.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            return Ok((status, usage));
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(CliError(format!("bench: waiting for a child failed: {err}")));
-        }
-    }
+    let peak_rss = std::fs::read_to_string(&rss_file)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| CliError("bench: the child did not report its peak RSS (is /proc mounted?)".into()))?;
+    Ok(Step { secs, peak_rss })
 }
 
 /// The imported copy holds as many stored bytes as the source.

@@ -34,6 +34,25 @@ pub(crate) struct Options {
     pub durable: bool,
 }
 
+/// `import_export` runs `zarrdb import` and `zarrdb export` as child processes and needs each
+/// one's own peak RSS. The kernel's `ru_maxrss` of a child counts the parent's memory it was
+/// spawned from, so the child reports its `VmHWM` (its own address space since exec) into the
+/// file this variable names.
+pub(crate) const PEAK_RSS_ENV: &str = "ZARRDB_BENCH_PEAK_RSS_FILE";
+
+/// Write this process's peak RSS to the file `PEAK_RSS_ENV` names, if it is set.
+pub(crate) fn report_peak_rss() {
+    let Some(path) = std::env::var_os(PEAK_RSS_ENV) else { return };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    if let Some(kib) = kib {
+        let _ = std::fs::write(path, (kib * 1024).to_string());
+    }
+}
+
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
