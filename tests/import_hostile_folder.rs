@@ -63,6 +63,47 @@ fn a_link_to_a_file_inside_is_read_through() {
 }
 
 #[test]
+fn a_folder_swapped_for_a_link_during_the_import_is_refused() {
+    // 1,100 chunks under `a/` fill the first window; after it, `b/` (read in the second window) is
+    // replaced by a link to an outside folder holding files of the same names and sizes.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(src.join("a/c")).unwrap();
+    std::fs::create_dir_all(src.join("b/c")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let meta = |n: u64| {
+        format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[{n}],"data_type":"uint8","chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[1]}}}},"chunk_key_encoding":{{"name":"default"}},"fill_value":0,"codecs":[{{"name":"bytes"}}]}}"#
+        )
+    };
+    std::fs::write(src.join("zarr.json"), GROUP).unwrap();
+    std::fs::write(src.join("a/zarr.json"), meta(1100)).unwrap();
+    std::fs::write(src.join("b/zarr.json"), meta(4)).unwrap();
+    for i in 0..1100 {
+        std::fs::write(src.join(format!("a/c/{i}")), [1]).unwrap();
+    }
+    std::fs::create_dir_all(outside.join("c")).unwrap();
+    for i in 0..4 {
+        std::fs::write(src.join(format!("b/c/{i}")), [2]).unwrap();
+        std::fs::write(outside.join(format!("c/{i}")), [66]).unwrap();
+    }
+    std::fs::copy(src.join("b/zarr.json"), outside.join("zarr.json")).unwrap();
+    let db = Database::create(dir.path().join("db.redb")).unwrap();
+    let (s2, o2) = (src.clone(), outside.clone());
+    let swapped = std::sync::atomic::AtomicBool::new(false);
+    let options = ImportOptions::default().at("/x").progress(move |_| {
+        if !swapped.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::fs::rename(s2.join("b"), s2.join("b.old")).unwrap();
+            std::os::unix::fs::symlink(&o2, s2.join("b")).unwrap();
+        }
+    });
+    let result = db.import(&src, &options);
+    assert!(matches!(result, Err(Error::Transfer(TransferError::Symlink { .. }))), "{result:?}");
+    assert!(Array::open(db.store(), "/x/b").is_err(), "outside bytes were imported");
+}
+
+#[test]
 fn names_that_are_not_keys_are_refused() {
     let non_utf8 = std::ffi::OsStr::from_bytes(b"bad\xff");
     let result = import_folder("/x", |src| std::fs::write(src.join(non_utf8), b"x").unwrap());
@@ -89,6 +130,20 @@ fn a_destination_in_use_is_refused() {
         let result = import_folder(at, |_| {});
         assert!(matches!(result, Err(Error::Transfer(TransferError::NodeOccupied { .. }))), "{at}: {result:?}");
     }
+}
+
+#[test]
+fn a_folder_is_imported_as_given_even_with_one_child() {
+    // zarr-python writes an array created at `arr` of an empty store as `arr/...` with no root
+    // document: the folder's root is an implicit group, not a wrapper to strip.
+    let result = import_folder("/run1", |src| {
+        std::fs::remove_file(src.join("zarr.json")).unwrap();
+        std::fs::create_dir(src.join("arr")).unwrap();
+        std::fs::write(src.join("arr/zarr.json"), GROUP).unwrap();
+    })
+    .unwrap();
+    assert_eq!(result.folder, "");
+    assert_eq!(result.nodes, 1);
 }
 
 #[test]

@@ -165,6 +165,28 @@ pub(crate) fn bump<'a>(keys: impl IntoIterator<Item = &'a str>) {
     }
 }
 
+/// The version stripes a bulk write touched, in constant memory whatever the number of keys.
+pub(crate) struct Touched(Vec<bool>);
+
+impl Touched {
+    pub(crate) fn new() -> Touched {
+        Touched(vec![false; STRIPES])
+    }
+
+    /// Note that `key` is written.
+    pub(crate) fn note(&mut self, key: &str) {
+        self.0[stripe(key)] = true;
+    }
+
+    /// Bump every stripe noted, once the writes are visible (as [`bump`] does per key).
+    pub(crate) fn bump(self) {
+        for (stripe, _) in self.0.iter().enumerate().filter(|(_, touched)| **touched) {
+            let mut version = VERSIONS[stripe].lock();
+            *version = version.wrapping_add(1);
+        }
+    }
+}
+
 fn stripe(key: &str) -> usize {
     // Fixed keys: the same chunk key maps to the same stripe in every thread.
     let mut hasher = std::hash::DefaultHasher::new();

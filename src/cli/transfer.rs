@@ -21,21 +21,34 @@ pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
-    let report = match locator::parse(destination) {
-        (Kind::Database(backend), path) => {
-            Database::builder().backend(backend).redb_cache_size(REDB_CACHE).create(path)?.import(source, &options)
-        }
-        (_, _) => {
-            return Err(CliError(format!(
-                "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
-            )))
-        }
+    let (Kind::Database(backend), path) = locator::parse(destination) else {
+        return Err(CliError(format!(
+            "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
+        )));
     };
+    // A database this command creates and then fails to fill is removed again: a failed import
+    // leaves no trace, not even an empty database.
+    let existed = Path::new(path).exists();
+    let report = Database::builder()
+        .backend(backend)
+        .redb_cache_size(REDB_CACHE)
+        .create(path)
+        .and_then(|db| db.import(source, &options));
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    summarize(&report?, source, destination, at);
-    Ok(())
+    match report {
+        Ok(report) => {
+            summarize(&report, source, destination, at);
+            Ok(())
+        }
+        Err(e) => {
+            if !existed {
+                let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
+            }
+            Err(e.into())
+        }
+    }
 }
 
 pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {

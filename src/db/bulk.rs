@@ -19,20 +19,26 @@ pub(crate) struct BulkWrite {
     /// Declared first: ends before the writer lock is released.
     bulk: Option<Box<dyn KvBulk>>,
     snapshot: Option<Snapshot>,
-    written: Vec<String>,
+    written: chunk_sync::Touched,
     _writer: WriterGuard,
 }
 
 impl Database {
-    /// Begin a bulk write; waits for the current writer like [`Database::begin_write`].
-    pub(crate) fn begin_bulk(&self) -> Result<BulkWrite, Error> {
+    /// Begin a bulk write of about `expected_bytes`; waits for the current writer like
+    /// [`Database::begin_write`].
+    pub(crate) fn begin_bulk(&self, expected_bytes: u64) -> Result<BulkWrite, Error> {
         self.shared.would_deadlock()?;
         let writer = WriterGuard::acquire(self.shared.clone())?;
         // The engine's writer before the snapshot, so the snapshot is the latest commit of any
         // process (LMDB, redb in multi-writer mode).
-        let bulk = self.shared.engine.clone().bulk()?;
+        let bulk = self.shared.engine.clone().bulk(expected_bytes)?;
         let snapshot = Snapshot::begin(&self.shared)?;
-        Ok(BulkWrite { bulk: Some(bulk), snapshot: Some(snapshot), written: Vec::new(), _writer: writer })
+        Ok(BulkWrite {
+            bulk: Some(bulk),
+            snapshot: Some(snapshot),
+            written: chunk_sync::Touched::new(),
+            _writer: writer,
+        })
     }
 }
 
@@ -43,12 +49,12 @@ impl BulkWrite {
     }
 
     /// Write `values` (user keys only; the reserved prefix is refused).
-    pub(crate) fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), Error> {
-        for (key, _) in values {
+    pub(crate) fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
+        for (key, _) in &values {
             check_user_key(key)?;
+            self.written.note(key);
         }
         self.bulk.as_mut().expect("the engine transaction lives until commit").put(values)?;
-        self.written.extend(values.iter().map(|(k, _)| k.clone()));
         Ok(())
     }
 
@@ -59,7 +65,7 @@ impl BulkWrite {
         self.bulk.take().expect("the engine transaction lives until commit").commit()?;
         // A read-modify-write that read one of these keys before (only possible for keys that
         // existed, i.e. a root document replaced) must find its version changed.
-        chunk_sync::bump(self.written.iter().map(String::as_str));
+        self.written.bump();
         Ok(())
     }
 }

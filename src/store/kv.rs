@@ -74,10 +74,11 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// Begin one engine write transaction that is fed a window of values at a time (an import),
     /// so that memory holds one window, not the whole transaction. It excludes other processes'
     /// writers like [`KvEngine::lock_writer`], so a snapshot taken after it began shows the
-    /// latest commit. Nothing is visible until
+    /// latest commit. `expected_bytes` is about how much will be written (LMDB grows its map to
+    /// fit first: a full map cannot be grown in the middle of the transaction). Nothing is visible until
     /// [`KvBulk::commit`]; dropping it aborts. The default buffers every value and commits them
     /// as one batch, for engines without long-lived write transactions (sled).
-    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+    fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         Ok(Box::new(BufferedBulk { engine: self, batch: WriteBatch::default() }))
     }
 }
@@ -85,7 +86,7 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
 /// An engine write transaction fed in windows (see [`KvEngine::bulk`]). Dropping it aborts.
 pub(crate) trait KvBulk {
     /// Store `values` in the transaction.
-    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError>;
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError>;
 
     /// Commit durably: an import is one large, rare commit, so it pays one fsync whatever the
     /// database's durability mode.
@@ -99,9 +100,9 @@ struct BufferedBulk<E: ?Sized> {
 }
 
 impl<E: KvEngine + ?Sized> KvBulk for BufferedBulk<E> {
-    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         for (key, value) in values {
-            self.batch.puts.insert(key.clone(), Some(value.clone()));
+            self.batch.puts.insert(key, Some(value));
         }
         Ok(())
     }

@@ -100,6 +100,18 @@ impl LmdbEngine {
         }
     }
 
+    /// Grow the map, if needed, so that `bytes` more fit with room to spare: values take whole
+    /// pages (a value just over a page takes two), so three times the bytes plus 64 MiB.
+    fn reserve(&self, bytes: u64) -> Result<(), StoreError> {
+        let info = self.env.info();
+        let used = (info.last_page_number as u64 + 1).saturating_mul(page_size() as u64);
+        let want = used.saturating_add(bytes.saturating_mul(3)).saturating_add(64 << 20);
+        while (self.env.info().map_size as u64) < want {
+            self.grow()?;
+        }
+        Ok(())
+    }
+
     /// Double the map. Waits for this process's snapshots to end.
     fn grow(&self) -> Result<(), StoreError> {
         let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
@@ -153,7 +165,8 @@ impl KvEngine for LmdbEngine {
         Ok(Some(Box::new(LmdbWriter { txn: Some(txn), remap: Some(remap), engine: self })))
     }
 
-    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+    fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
+        self.reserve(expected_bytes)?;
         let remap = self.remap.read_arc_recursive();
         let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
         // SAFETY: as in `lock_writer`: the Arc held beside the transaction keeps the environment
@@ -173,9 +186,9 @@ struct LmdbBulk {
 }
 
 impl KvBulk for LmdbBulk {
-    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         let limit = self.engine.env.max_key_size();
-        for (key, value) in values {
+        for (key, value) in &values {
             if key.len() > limit {
                 return Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG });
             }

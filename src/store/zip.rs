@@ -14,7 +14,8 @@ use crate::error::StoreError;
 use crate::transfer::zip::{ZipLimits, ZipReader};
 
 /// A zip archive opened for reading. Every entry's size and CRC-32 are checked when read; names
-/// that cannot be store keys (`..`, absolute, backslashes) are not listed and cannot be read. A
+/// an import would refuse (`..`, absolute, backslashes, control characters) are not listed and
+/// cannot be read. A
 /// name the archive holds twice reads as its last entry, as in zarr-python.
 ///
 /// ```
@@ -51,7 +52,7 @@ impl ZipStore {
             .entries()
             .iter()
             .enumerate()
-            .filter(|(_, e)| validate_key(&e.name).is_ok())
+            .filter(|(_, e)| crate::transfer::key_is_safe(&e.name))
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
         Ok(ZipStore { reader, keys, path: path.display().to_string() })

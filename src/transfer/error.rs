@@ -59,6 +59,19 @@ pub enum TransferError {
         /// The size read.
         found: u64,
     },
+    /// A file in a source folder is larger than an import reads (the same limit as for zip
+    /// entries).
+    #[error("\"{key}\" in {source_path} holds {size} bytes, more than the {limit} an import reads")]
+    ValueTooLarge {
+        /// The folder.
+        source_path: String,
+        /// The key.
+        key: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A listed key was gone when its value was read.
     #[error("\"{key}\" in {source_path} disappeared while it was being read")]
     SourceVanished {

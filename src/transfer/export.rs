@@ -11,6 +11,7 @@ use super::source::{Source, StoreSource};
 use crate::db::Database;
 use crate::error::Error;
 use crate::hierarchy::NodePath;
+use crate::metadata::METADATA_KEY;
 
 impl Database {
     /// Export the node `options.node` (default the root) with everything below it to a new
@@ -42,7 +43,9 @@ impl Database {
         let source = StoreSource { store, prefix: node.key_prefix() };
         let items: Vec<Item> =
             source.list()?.into_iter().map(|l| Item { from: l.key.clone(), to: l.key, size: l.size }).collect();
-        if items.is_empty() {
+        // A node has a zarr.json, or is an implicit group with nodes below it; a bare key prefix
+        // (`/array/c`) is not one.
+        if !items.iter().any(|i| i.to == METADATA_KEY || i.to.ends_with("/zarr.json")) {
             return Err(TransferError::NodeNotFound { node: node.to_string() }.into());
         }
         let sink: Box<dyn Sink> = if is_zip(destination) {

@@ -40,7 +40,9 @@ impl Database {
         let at = NodePath::parse(&options.at)?;
         let source = source::open_path(source.as_ref())?;
         let prepared = prepare(source.as_ref(), &at)?;
-        let bulk = self.begin_bulk()?;
+        let bytes = prepared.items.iter().map(|i| i.size).sum::<u64>()
+            + prepared.documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
+        let bulk = self.begin_bulk(bytes)?;
         let parents = claim(bulk.before().as_ref(), &at)?;
         finish(source.as_ref(), prepared, parents, Box::new(DbSink(bulk)), options)
     }
@@ -86,7 +88,7 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
     let listed = source.list()?;
     let all: Vec<String> = listed.iter().map(|l| l.key.clone()).collect();
     // An archive made from the hierarchy's parent folder holds it one folder down.
-    let root = plan::find_root(&all).unwrap_or_default();
+    let root = source.hierarchy_folder(&all);
     let mut skipped = Vec::new();
     let mut sizes = std::collections::HashMap::with_capacity(listed.len());
     let mut keys = Vec::with_capacity(listed.len());
@@ -129,6 +131,7 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
         skipped,
         duplicates: source.duplicates(),
         implicit_groups: planned.implicit_groups,
+        folder: root,
         ..ImportReport::default()
     };
     Ok(Prepared { items, documents, report })

@@ -17,4 +17,9 @@ pub(crate) mod zip;
 
 pub use error::{PlanError, TransferError, ZipError};
 pub use import::copy;
+/// Whether a name from an archive or folder is a safe store key (see `key::check`).
+pub(crate) fn key_is_safe(name: &str) -> bool {
+    key::check("", name).is_ok()
+}
+
 pub use options::{ExportOptions, ExportReport, ImportOptions, ImportReport, Progress};

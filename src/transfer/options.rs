@@ -106,6 +106,9 @@ pub struct ImportReport {
     pub duplicates: Vec<String>,
     /// v3 folders holding nodes but no zarr.json, kept as they are.
     pub implicit_groups: Vec<String>,
+    /// The folder inside a zip archive the hierarchy was read from ("" for the archive's root):
+    /// an archive made from the hierarchy's parent folder holds it one folder down.
+    pub folder: String,
 }
 
 /// What an export did.

@@ -6,6 +6,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -31,7 +32,7 @@ pub(crate) struct DbSink(pub BulkWrite);
 
 impl Sink for DbSink {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
-        self.0.put(&values)
+        self.0.put(values)
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {
@@ -39,10 +40,13 @@ impl Sink for DbSink {
     }
 }
 
-/// A temporary name beside `destination`, renamed into place by `finish`.
+/// A temporary name beside `destination`, renamed into place by `finish`; unique within the
+/// process (a counter) and across processes (the pid), so two exports never share one. A
+/// sink removes only the staging name it created itself.
 fn staging_path(destination: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let mut name = destination.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(format!(".zarrdb-partial-{}", std::process::id()));
+    name.push(format!(".zarrdb-partial-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
     destination.with_file_name(name)
 }
 
@@ -53,6 +57,77 @@ pub(crate) fn check_absent(destination: &Path) -> Result<(), TransferError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(io_error("inspect", destination)(e)),
     }
+}
+
+/// Move the finished staging file or folder to `destination`, which must still not exist: on
+/// Linux atomically (`RENAME_NOREPLACE`), elsewhere checked just before. Everything written is
+/// synced first (`sync_contents`; a zip writer syncs its own file), and the parent folder after,
+/// so that after a power loss the destination is either absent or complete.
+fn publish(staging: &Path, destination: &Path, sync_contents: bool) -> Result<(), Error> {
+    if sync_contents {
+        sync_file_system(staging)?;
+    }
+    check_absent(destination)?;
+    rename_no_replace(staging, destination)?;
+    let parent = match destination.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::File::open(parent).and_then(|d| d.sync_all()).map_err(io_error("sync", parent))?;
+    Ok(())
+}
+
+/// Flush every file written under `path` to disk. On Linux one `syncfs` does it for the whole
+/// file system (one call instead of one fsync per chunk file); elsewhere each file is synced.
+fn sync_file_system(path: &Path) -> Result<(), TransferError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let handle = fs::File::open(path).map_err(io_error("open", path))?;
+        // SAFETY: the descriptor is open for the duration of the call.
+        if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
+            return Err(io_error("sync", path)(std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        fn walk(path: &Path) -> Result<(), TransferError> {
+            if path.is_dir() {
+                for entry in fs::read_dir(path).map_err(io_error("list", path))? {
+                    walk(&entry.map_err(io_error("list", path))?.path())?;
+                }
+            }
+            fs::File::open(path).and_then(|f| f.sync_all()).map_err(io_error("sync", path))
+        }
+        walk(path)
+    }
+}
+
+fn rename_no_replace(from: &Path, to: &Path) -> Result<(), TransferError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| io_error("rename", p)(std::io::ErrorKind::InvalidInput.into()))
+        };
+        let (src, dst) = (c(from)?, c(to)?);
+        // SAFETY: both paths are NUL-terminated strings that live across the call.
+        let r = unsafe {
+            libc::renameat2(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::RENAME_NOREPLACE)
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EEXIST) => TransferError::DestinationExists { path: to.display().to_string() },
+            _ => io_error("rename", from)(e),
+        });
+    }
+    #[allow(unreachable_code)]
+    fs::rename(from, to).map_err(io_error("rename", from))
 }
 
 /// A new folder in the File System Store layout, written under a staging name and renamed.
@@ -66,9 +141,7 @@ impl DirSink {
     pub(crate) fn create(destination: &Path) -> Result<DirSink, Error> {
         check_absent(destination)?;
         let staging = staging_path(destination);
-        // A staging folder left by a killed export of this same process id is stale.
-        let _ = fs::remove_dir_all(&staging);
-        fs::create_dir_all(&staging).map_err(io_error("create", &staging))?;
+        fs::create_dir(&staging).map_err(io_error("create", &staging))?;
         Ok(DirSink { staging, destination: destination.to_path_buf(), finished: false })
     }
 }
@@ -80,18 +153,23 @@ impl Sink for DirSink {
             // Keys come from a database that validated them; checked again because a file
             // outside the destination must be impossible, not merely unlikely.
             key::check(&described, &k)?;
+            #[cfg(windows)]
+            key::check_windows_file_name(&described, &k)?;
             let path = self.staging.join(&k);
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent).map_err(io_error("create", parent))?;
             }
-            fs::write(&path, v).map_err(io_error("write", &path))?;
+            // A name that already exists means two keys map to one file (a file system that
+            // folds case or normalises Unicode): an error, never a silent overwrite.
+            let mut file =
+                fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(io_error("create", &path))?;
+            std::io::Write::write_all(&mut file, &v).map_err(io_error("write", &path))?;
             Ok(())
         })
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), Error> {
-        check_absent(&self.destination)?;
-        fs::rename(&self.staging, &self.destination).map_err(io_error("rename", &self.staging))?;
+        publish(&self.staging, &self.destination, true)?;
         self.finished = true;
         Ok(())
     }
@@ -110,15 +188,16 @@ pub(crate) struct ZipSink {
     writer: Option<ZipWriter>,
     staging: PathBuf,
     destination: PathBuf,
+    finished: bool,
 }
 
 impl ZipSink {
     pub(crate) fn create(destination: &Path) -> Result<ZipSink, Error> {
         check_absent(destination)?;
         let staging = staging_path(destination);
-        let _ = fs::remove_file(&staging);
+        // Creates the file (refusing an existing one), so the staging name is this sink's own.
         let writer = ZipWriter::create(&staging).map_err(TransferError::from)?;
-        Ok(ZipSink { writer: Some(writer), staging, destination: destination.to_path_buf() })
+        Ok(ZipSink { writer: Some(writer), staging, destination: destination.to_path_buf(), finished: false })
     }
 }
 
@@ -133,17 +212,19 @@ impl Sink for ZipSink {
 
     fn finish(mut self: Box<Self>) -> Result<(), Error> {
         let writer = self.writer.take().expect("the writer lives until finish");
+        // The writer syncs the archive itself.
         writer.finish().map_err(TransferError::from)?;
-        check_absent(&self.destination)?;
-        fs::rename(&self.staging, &self.destination).map_err(io_error("rename", &self.staging))?;
+        publish(&self.staging, &self.destination, false)?;
+        self.finished = true;
         Ok(())
     }
 }
 
 impl Drop for ZipSink {
     fn drop(&mut self) {
-        // After a successful finish the staging name no longer exists.
-        let _ = fs::remove_file(&self.staging);
+        if !self.finished {
+            let _ = fs::remove_file(&self.staging);
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::error::{io_error, TransferError};
 use super::key;
@@ -34,6 +34,24 @@ pub(crate) trait Source: Sync {
     fn duplicates(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// The folder inside the source that holds the hierarchy, given every key: "" (the source's
+    /// root) except for an archive made from the hierarchy's parent folder.
+    fn hierarchy_folder(&self, _keys: &[String]) -> String {
+        String::new()
+    }
+}
+
+#[cfg(unix)]
+fn file_id(meta: &fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_id(meta: &fs::Metadata) -> FileId {
+    // No inode numbers here: the size stands in (the copy loop compares it too).
+    (0, meta.len())
 }
 
 /// Open a folder or a zip file.
@@ -41,7 +59,7 @@ pub(crate) fn open_path(path: &Path) -> Result<Box<dyn Source>, Error> {
     let meta = fs::metadata(path).map_err(|_| TransferError::SourceNotFound { path: path.display().to_string() })?;
     if meta.is_dir() {
         let canonical = path.canonicalize().map_err(io_error("resolve", path))?;
-        Ok(Box::new(DirSource { root: path.to_path_buf(), canonical }))
+        Ok(Box::new(DirSource { root: path.to_path_buf(), canonical, files: OnceLock::new() }))
     } else if meta.is_file() {
         Ok(Box::new(ZipSource::open(path)?))
     } else {
@@ -54,10 +72,20 @@ struct DirSource {
     root: PathBuf,
     /// The root with every link resolved, to tell links that stay inside from links that leave.
     canonical: PathBuf,
+    /// The file (device, inode) each key named when listed, after links were checked. A read
+    /// must open that same file: if a folder on the way was swapped for a link meanwhile, the
+    /// read would land elsewhere, and is refused.
+    files: OnceLock<HashMap<String, (FileId, u64)>>,
 }
 
+/// Device and inode number.
+type FileId = (u64, u64);
+
+/// The largest file read from a folder, as for zip entries (`ZipLimits::max_entry_size`).
+const MAX_FILE_SIZE: u64 = 4 << 30;
+
 impl DirSource {
-    fn walk(&self, dir: &Path, prefix: &str, out: &mut Vec<Listed>) -> Result<(), Error> {
+    fn walk(&self, dir: &Path, prefix: &str, out: &mut Vec<(Listed, FileId)>) -> Result<(), Error> {
         let described = self.describe();
         for entry in fs::read_dir(dir).map_err(io_error("list", dir))? {
             let entry = entry.map_err(io_error("list", dir))?;
@@ -74,11 +102,13 @@ impl DirSource {
             key::check(&described, &key)?;
             let kind = entry.file_type().map_err(io_error("inspect", &path))?;
             if kind.is_symlink() {
-                out.push(Listed { key, size: self.linked_file_size(&path)? });
+                let meta = self.linked_file(&path)?;
+                out.push((self.listed(key, &meta)?, file_id(&meta)));
             } else if kind.is_dir() {
                 self.walk(&path, &format!("{key}/"), out)?;
             } else if kind.is_file() {
-                out.push(Listed { key, size: entry.metadata().map_err(io_error("inspect", &path))?.len() });
+                let meta = entry.metadata().map_err(io_error("inspect", &path))?;
+                out.push((self.listed(key, &meta)?, file_id(&meta)));
             }
             // Sockets, FIFOs and devices hold no Zarr data; they are left out.
         }
@@ -88,7 +118,20 @@ impl DirSource {
     /// A link to a file inside the folder is read like the file; a link that leaves the folder
     /// (its data could be anything the user can read) or points to a folder (loops, the same
     /// keys twice) is refused.
-    fn linked_file_size(&self, link: &Path) -> Result<u64, Error> {
+    fn listed(&self, key: String, meta: &fs::Metadata) -> Result<Listed, Error> {
+        if meta.len() > MAX_FILE_SIZE {
+            return Err(TransferError::ValueTooLarge {
+                source_path: self.describe(),
+                key,
+                size: meta.len(),
+                limit: MAX_FILE_SIZE,
+            }
+            .into());
+        }
+        Ok(Listed { key, size: meta.len() })
+    }
+
+    fn linked_file(&self, link: &Path) -> Result<fs::Metadata, Error> {
         let refuse = |reason| TransferError::Symlink { path: link.display().to_string(), reason };
         let target = link.canonicalize().map_err(|_| refuse("its target does not exist"))?;
         if !target.starts_with(&self.canonical) {
@@ -98,7 +141,7 @@ impl DirSource {
         if !meta.is_file() {
             return Err(refuse("it points to a folder, not a file").into());
         }
-        Ok(meta.len())
+        Ok(meta)
     }
 }
 
@@ -108,20 +151,37 @@ impl Source for DirSource {
     }
 
     fn list(&self) -> Result<Vec<Listed>, Error> {
-        let mut out = Vec::new();
-        self.walk(&self.root, "", &mut out)?;
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
+        let mut found = Vec::new();
+        self.walk(&self.root, "", &mut found)?;
+        found.sort_by(|a, b| a.0.key.cmp(&b.0.key));
+        let files = found.iter().map(|(l, id)| (l.key.clone(), (*id, l.size))).collect();
+        let _ = self.files.set(files);
+        Ok(found.into_iter().map(|(l, _)| l).collect())
     }
 
     fn read(&self, key: &str) -> Result<Vec<u8>, Error> {
         let path = self.root.join(key);
-        // A listed link may have been re-pointed since; read through it only if it still stays
-        // inside.
-        if fs::symlink_metadata(&path).map_err(io_error("inspect", &path))?.file_type().is_symlink() {
-            self.linked_file_size(&path)?;
+        let vanished = || TransferError::SourceVanished { source_path: self.describe(), key: key.to_owned() };
+        let &(listed, size) = self.files.get().and_then(|f| f.get(key)).ok_or_else(vanished)?;
+        // Non-blocking, so a file swapped for a FIFO cannot hang the open; it fails the check below.
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+        let file = options.open(&path).map_err(io_error("read", &path))?;
+        let meta = file.metadata().map_err(io_error("inspect", &path))?;
+        if !meta.is_file() || file_id(&meta) != listed {
+            return Err(TransferError::Symlink {
+                path: path.display().to_string(),
+                reason: "it is no longer the file that was listed (a folder or link on its path changed)",
+            }
+            .into());
         }
-        Ok(fs::read(&path).map_err(io_error("read", &path))?)
+        // At most one byte more than listed: a file that grew is caught without reading it all.
+        let mut value = Vec::with_capacity(size as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, size + 1), &mut value)
+            .map_err(io_error("read", &path))?;
+        Ok(value)
     }
 }
 
@@ -169,6 +229,12 @@ impl Source for ZipSource {
 
     fn duplicates(&self) -> Vec<String> {
         self.reader.duplicates().to_vec()
+    }
+
+    fn hierarchy_folder(&self, keys: &[String]) -> String {
+        // `zip -r data.zip data.zarr` puts every name under `data.zarr/`. A folder is imported
+        // as given: a folder holding only `arr/...` is a hierarchy with an implicit root.
+        super::plan::find_root(keys).unwrap_or_default()
     }
 }
 

@@ -207,7 +207,7 @@ impl KvEngine for RedbEngine {
         Ok(Some(Box::new(RedbWriter { txn })))
     }
 
-    fn bulk(self: Arc<Self>) -> Result<Box<dyn KvBulk>, StoreError> {
+    fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         // redb flushes dirty pages beyond half its cache to the file before commit (they are not
         // reachable from the committed root until then), so a long transaction stays bounded.
         let txn =
@@ -222,10 +222,10 @@ struct RedbBulk {
 }
 
 impl KvBulk for RedbBulk {
-    fn put(&mut self, values: &[(String, Vec<u8>)]) -> Result<(), StoreError> {
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         unpanicked("put", "", || {
             let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-            for (key, value) in values {
+            for (key, value) in &values {
                 put(&mut table, key, Some(value)).map_err(engine_error(NAME, "put", key))?;
             }
             Ok(())

@@ -121,7 +121,12 @@ fn convert(
         "zlib" | "gzip" => {
             p.only(&["level"])?;
             // numcodecs' default level for both.
-            let level = p.get("level").cloned().unwrap_or(Value::from(1));
+            let mut level = p.get("level").cloned().unwrap_or(Value::from(1));
+            // zlib's "default level" (-1, which numcodecs passes through) is level 6. The level
+            // only matters for encoding; the stored chunks read the same at any level.
+            if level.as_i64() == Some(-1) {
+                level = Value::from(6);
+            }
             let name = if id == "zlib" { ZLIB } else { "gzip" };
             Ok(NamedConfig::with_configuration(name, [("level".to_owned(), level)].into_iter().collect()))
         }

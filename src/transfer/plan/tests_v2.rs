@@ -50,6 +50,7 @@ fn each_compressor() {
     let cases = [
         (json!({"id": "zlib", "level": 3}), json!({"name": "numcodecs.zlib", "configuration": {"level": 3}})),
         (json!({"id": "gzip", "level": 5}), json!({"name": "gzip", "configuration": {"level": 5}})),
+        (json!({"id": "zlib", "level": -1}), json!({"name": "numcodecs.zlib", "configuration": {"level": 6}})),
         (json!({"id": "zstd", "level": 7}), json!({"name": "zstd", "configuration": {"level": 7}})),
         (json!({"id": "zstd", "level": 1, "checksum": false}), json!({"name": "zstd", "configuration": {"level": 1}})),
         (
