@@ -98,6 +98,17 @@ fn a_corrupt_entry_fails_the_whole_import() {
 }
 
 #[test]
+fn entries_whose_sizes_lie_are_refused() {
+    for declared in [1u32, 3, 1000] {
+        let (_dir, result, _) = import_zip(&[
+            Crafted::new(b"zarr.json", ARRAY),
+            Crafted { declared_size: Some(declared), ..Crafted::new(b"c/0", &[1, 2]) },
+        ]);
+        assert!(matches!(result, Err(Error::Transfer(TransferError::Zip(_)))), "declared {declared}: {result:?}");
+    }
+}
+
+#[test]
 fn a_zip_bomb_is_refused_before_inflating() {
     let (_dir, result, _) = import_zip(&[
         Crafted::new(b"zarr.json", GROUP),
