@@ -36,6 +36,8 @@ pub(super) struct GroupCommit {
     open: AtomicUsize,
     /// Signalled when a batch is queued or a scope closes without one.
     arrived: Condvar,
+    /// How many batches the last group committed.
+    last_size: AtomicUsize,
 }
 
 /// How long a leader waits for writers still preparing their batch. An fsync here takes 0.2 to
@@ -114,9 +116,11 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
         // so they share this commit instead of each waiting for the next.
         let deadline = Instant::now() + GATHER;
         let mut queue = db.group.queue.lock();
-        while db.group.open.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+        let expected = db.group.last_size.load(Ordering::Acquire);
+        while (db.group.open.load(Ordering::Acquire) > 0 || queue.len() < expected) && Instant::now() < deadline {
             db.group.arrived.wait_until(&mut queue, deadline);
         }
+        db.group.last_size.store(queue.len(), Ordering::Release);
         std::mem::take(&mut *queue)
     };
     if group.is_empty() {
