@@ -49,8 +49,7 @@ impl BytesToBytes for Gzip {
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {
-        // Stored deflate blocks add 5 bytes per 16 KiB block (worst case), plus header and trailer.
-        decoded + 5 * (decoded / 16383 + 1) + 64
+        deflate_bound(decoded)
     }
 
     fn fixed_encoded_size(&self, _decoded: u64) -> Option<u64> {
@@ -60,4 +59,10 @@ impl BytesToBytes for Gzip {
     fn to_metadata(&self) -> NamedConfig {
         NamedConfig::with_configuration("gzip", map([("level", self.level.into())]))
     }
+}
+
+/// The largest deflate stream (gzip or zlib framed) of `decoded` bytes: stored blocks add 5
+/// bytes per 16 KiB block in the worst case, plus room for the header and trailer.
+pub(crate) fn deflate_bound(decoded: u64) -> u64 {
+    decoded + 5 * (decoded / 16383 + 1) + 64
 }

@@ -66,8 +66,7 @@ impl BytesToBytes for Zlib {
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {
-        // Stored deflate blocks add 5 bytes per 16 KiB block (worst case), plus header and trailer.
-        decoded + 5 * (decoded / 16383 + 1) + 64
+        super::gzip::deflate_bound(decoded)
     }
 
     fn fixed_encoded_size(&self, _decoded: u64) -> Option<u64> {

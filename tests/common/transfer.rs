@@ -9,43 +9,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 use tempfile::TempDir;
 
-const REPO: &str = env!("CARGO_MANIFEST_DIR");
+#[path = "python.rs"]
+mod python;
 
-/// The Python interpreter that has zarr and tensorstore installed.
-fn python() -> PathBuf {
-    let hint = "the interop tests need the Python environment that scripts/test.sh creates: \
-                run `scripts/test.sh` (or set ZARRDB_PYTHON to a python with the packages of \
-                tests/interop/requirements.txt)";
-    if let Some(p) = std::env::var_os("ZARRDB_PYTHON") {
-        let p = PathBuf::from(p);
-        assert!(p.exists(), "ZARRDB_PYTHON={} does not exist; {hint}", p.display());
-        return p;
-    }
-    let venv = Path::new(REPO).join(".venv/bin/python");
-    assert!(venv.exists(), "no ZARRDB_PYTHON and no {}; {hint}", venv.display());
-    venv
-}
-
-/// Run a command to completion; `Err` describes it with its output, for failure messages.
-fn run(cmd: &mut Command) -> Result<Output, String> {
-    let out = cmd.output().map_err(|e| format!("could not start {cmd:?}: {e}"))?;
-    if out.status.success() {
-        Ok(out)
-    } else {
-        Err(format!(
-            "{cmd:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
-}
+use python::{python, run, REPO};
 
 fn script(name: &str) -> Command {
     let mut cmd = Command::new(python());

@@ -4,14 +4,14 @@
 //! chunk key changes only by the separator after the `c` (`c0/1` -> `c/0/1`). v3.0 readers know no
 //! implicit groups, so every group, implied ones included, gets a document.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use super::convert::{
     array_document, f_order, group_document, no_filters, object, required, shape_and_chunks, ArraySpec,
 };
-use super::tree::{assign_chunks, implied_groups, ArraySource, NodeEntry, SourceKeys};
+use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource, SourceKeys};
 use super::{compressor, dtype, fill, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED};
 use crate::metadata::json::{describe, invalid, wrong_type};
 use crate::metadata::{ChunkKeyEncoding, Separator};
@@ -38,16 +38,7 @@ pub(super) fn plan(source: &mut Source<'_>, entry: Value) -> Result<Plan, PlanEr
         };
         plan.skipped.push((key.clone(), CONVERTED.into()));
     }
-    let mut nodes = BTreeMap::new();
-    for (path, key) in &array_keys {
-        if let Some(group) = group_keys.get(path) {
-            return Err(PlanError::ConflictingNodes { path: path.clone(), first: key.clone(), second: group.clone() });
-        }
-        nodes.insert(path.clone(), NodeEntry { is_array: true, meta_key: key.clone() });
-    }
-    for (path, key) in &group_keys {
-        nodes.insert(path.clone(), NodeEntry { is_array: false, meta_key: key.clone() });
-    }
+    let nodes = node_entries(&array_keys, &group_keys)?;
     let mut implied = implied_groups(&nodes)?;
     if !nodes.contains_key("") {
         implied.insert(String::new());

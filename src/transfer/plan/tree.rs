@@ -15,6 +15,25 @@ pub(super) struct NodeEntry {
 
 /// Check that no node lies inside an array, and return the paths (root included) that have
 /// nodes below them but no node of their own.
+/// The nodes of a legacy layout, by path, from its array and group metadata keys (path -> key);
+/// a path with both is an error.
+pub(super) fn node_entries(
+    array_keys: &std::collections::HashMap<String, String>,
+    group_keys: &std::collections::HashMap<String, String>,
+) -> Result<BTreeMap<String, NodeEntry>, PlanError> {
+    let mut nodes = BTreeMap::new();
+    for (path, key) in array_keys {
+        if let Some(group) = group_keys.get(path) {
+            return Err(PlanError::ConflictingNodes { path: path.clone(), first: key.clone(), second: group.clone() });
+        }
+        nodes.insert(path.clone(), NodeEntry { is_array: true, meta_key: key.clone() });
+    }
+    for (path, key) in group_keys {
+        nodes.insert(path.clone(), NodeEntry { is_array: false, meta_key: key.clone() });
+    }
+    Ok(nodes)
+}
+
 pub(super) fn implied_groups(nodes: &BTreeMap<String, NodeEntry>) -> Result<BTreeSet<String>, PlanError> {
     let mut implied = BTreeSet::new();
     for (path, node) in nodes {

@@ -3,14 +3,14 @@
 //! `v2` chunk key encoding keeps the chunk keys; each `.zgroup`, and each folder holding v2 nodes
 //! without one, becomes a v3 group. `.zattrs` become the nodes' attributes.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use super::convert::{
     array_document, f_order, group_document, no_filters, object, required, shape_and_chunks, ArraySpec,
 };
-use super::tree::{assign_chunks, implied_groups, ArraySource, NodeEntry};
+use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource};
 use super::{
     compressor, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
 };
@@ -30,16 +30,7 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
         };
         paths.insert(parent_path(key).to_owned(), key.clone());
     }
-    let mut nodes = BTreeMap::new();
-    for (path, key) in &array_keys {
-        if let Some(group) = group_keys.get(path) {
-            return Err(PlanError::ConflictingNodes { path: path.clone(), first: key.clone(), second: group.clone() });
-        }
-        nodes.insert(path.clone(), NodeEntry { is_array: true, meta_key: key.clone() });
-    }
-    for (path, key) in &group_keys {
-        nodes.insert(path.clone(), NodeEntry { is_array: false, meta_key: key.clone() });
-    }
+    let nodes = node_entries(&array_keys, &group_keys)?;
     let implied = implied_groups(&nodes)?;
 
     let mut claimed = HashSet::new();
