@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use super::{
     keys_with_prefix, list_dir_ordered, validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store,
@@ -13,7 +13,9 @@ use crate::error::StoreError;
 /// A store held in memory; lost when dropped.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    map: RwLock<BTreeMap<String, Vec<u8>>>,
+    /// Values are shared, so a reader copies one out after releasing the lock, and writers never
+    /// wait for a copy.
+    map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
 }
 
 impl MemoryStore {
@@ -22,13 +24,13 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<Vec<u8>>>> {
         // A panic while holding the lock cannot leave the map half-changed (every change is one
         // map operation), so a poisoned lock is safe to use.
         self.map.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Vec<u8>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<Vec<u8>>>> {
         self.map.write().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -36,7 +38,8 @@ impl MemoryStore {
 impl ReadableStore for MemoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         validate_key(key)?;
-        Ok(self.read().get(key).cloned())
+        let shared = self.read().get(key).cloned();
+        Ok(shared.map(|v| v.as_ref().clone()))
     }
 
     fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
@@ -71,7 +74,9 @@ impl WritableStore for MemoryStore {
 
     fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
         validate_key(key)?;
-        self.write().insert(key.to_owned(), value);
+        let replaced = self.write().insert(key.to_owned(), Arc::new(value));
+        // Freed after the lock is released.
+        drop(replaced);
         Ok(())
     }
 
@@ -89,7 +94,7 @@ impl WritableStore for MemoryStore {
             lengths.insert(key, len.max(offset + bytes.len() as u64));
         }
         for (key, offset, bytes) in writes {
-            let value = map.entry((*key).to_owned()).or_default();
+            let value = Arc::make_mut(map.entry((*key).to_owned()).or_default());
             let start = *offset as usize;
             let end = start + bytes.len();
             if value.len() < end {
