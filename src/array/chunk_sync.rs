@@ -160,9 +160,13 @@ pub(crate) fn current(key: &str) -> u64 {
 /// values fail their validation and retry.
 pub(crate) fn bump<'a>(keys: impl IntoIterator<Item = &'a str>) {
     for key in keys {
-        let mut version = VERSIONS[stripe(key)].lock();
-        *version = version.wrapping_add(1);
+        bump_stripe(stripe(key));
     }
+}
+
+fn bump_stripe(stripe: usize) {
+    let mut version = VERSIONS[stripe].lock();
+    *version = version.wrapping_add(1);
 }
 
 /// The version stripes a bulk write touched, in constant memory whatever the number of keys.
@@ -181,8 +185,7 @@ impl Touched {
     /// Bump every stripe noted, once the writes are visible (as [`bump`] does per key).
     pub(crate) fn bump(self) {
         for (stripe, _) in self.0.iter().enumerate().filter(|(_, touched)| **touched) {
-            let mut version = VERSIONS[stripe].lock();
-            *version = version.wrapping_add(1);
+            bump_stripe(stripe);
         }
     }
 }

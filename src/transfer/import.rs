@@ -85,22 +85,26 @@ struct Prepared {
 
 /// List the source and plan the copy to `at`.
 fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
-    let listed = source.list()?;
-    let all: Vec<String> = listed.iter().map(|l| l.key.clone()).collect();
+    let (all, all_sizes): (Vec<String>, Vec<u64>) = source.list()?.into_iter().map(|l| (l.key, l.size)).unzip();
     // An archive made from the hierarchy's parent folder holds it one folder down.
     let root = source.hierarchy_folder(&all);
     let mut skipped = Vec::new();
-    let mut sizes = std::collections::HashMap::with_capacity(listed.len());
-    let mut keys = Vec::with_capacity(listed.len());
-    for l in listed {
-        match l.key.strip_prefix(&root) {
-            Some(rest) => {
-                sizes.insert(rest.to_owned(), l.size);
-                keys.push(rest.to_owned());
+    let (keys, key_sizes) = if root.is_empty() {
+        (all, all_sizes)
+    } else {
+        let mut inside = (Vec::with_capacity(all.len()), Vec::with_capacity(all.len()));
+        for (key, size) in all.into_iter().zip(all_sizes) {
+            match key.strip_prefix(&root) {
+                Some(rest) => {
+                    inside.0.push(rest.to_owned());
+                    inside.1.push(size);
+                }
+                None => skipped.push((key, format!("outside the hierarchy's folder {root}"))),
             }
-            None => skipped.push((l.key, format!("outside the hierarchy's folder {root}"))),
         }
-    }
+        inside
+    };
+    let sizes: std::collections::HashMap<&str, u64> = keys.iter().map(String::as_str).zip(key_sizes).collect();
     // A read error is kept whole here and returned instead of the plan's wrapper of it.
     let mut read_error: Option<Error> = None;
     let planned = plan::plan(&keys, &mut |key: &str| {
@@ -120,7 +124,7 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
         .chunks
         .into_iter()
         .map(|(from, to)| {
-            let size = sizes[&from];
+            let size = sizes[from.as_str()];
             Item { from: format!("{root}{from}"), to: format!("{prefix}{to}"), size }
         })
         .collect();

@@ -4,7 +4,8 @@
 //! whole transfer with it.
 
 use super::error::TransferError;
-use crate::db::RESERVED_PREFIX;
+use crate::db::check_user_key;
+use crate::error::StoreError;
 
 /// Check that `name` is a safe relative key: '/'-separated, no empty, `.` or `..` segment, not
 /// absolute, no backslash (a separator on Windows), no NUL or other control character, no drive
@@ -15,30 +16,19 @@ pub(crate) fn check(source_path: &str, name: &str) -> Result<(), TransferError> 
         name: name.escape_debug().to_string(),
         reason,
     };
-    if name.is_empty() {
-        return Err(refuse("an empty name"));
-    }
-    if name.starts_with('/') {
-        return Err(refuse("an absolute path"));
-    }
-    if name.contains('\\') {
-        return Err(refuse("a backslash, a path separator on Windows"));
+    // What every store refuses (empty, absolute, backslash, NUL, `.` and `..` segments) and the
+    // reserved prefix, as a database would refuse them; then what only untrusted names need.
+    if let Err(e) = check_user_key(name) {
+        return Err(refuse(match e {
+            StoreError::InvalidKey { reason, .. } => reason,
+            _ => "not a valid store key",
+        }));
     }
     if name.chars().any(char::is_control) {
-        return Err(refuse("a NUL or other control character"));
+        return Err(refuse("a control character"));
     }
     if name.split('/').next().is_some_and(|first| first.len() == 2 && first.ends_with(':')) {
         return Err(refuse("a drive letter"));
-    }
-    for segment in name.split('/') {
-        match segment {
-            "" => return Err(refuse("an empty path segment")),
-            "." | ".." => return Err(refuse("a `.` or `..` path segment")),
-            _ => {}
-        }
-    }
-    if name.starts_with(RESERVED_PREFIX) {
-        return Err(refuse("zarrdb's reserved __zarrdb/ prefix"));
     }
     // Work per key grows with its depth (every ancestor is a possible node), so a name of
     // thousands of levels would cost memory and time out of proportion to its bytes.

@@ -50,7 +50,8 @@ fn staging_path(destination: &Path) -> PathBuf {
     destination.with_file_name(name)
 }
 
-/// Refuse an existing destination: export never overwrites or merges.
+/// Refuse an existing destination: export never overwrites or merges. Checked before an export
+/// does any work, and again, atomically, when the result is renamed into place (`publish`).
 pub(crate) fn check_absent(destination: &Path) -> Result<(), TransferError> {
     match fs::symlink_metadata(destination) {
         Ok(_) => Err(TransferError::DestinationExists { path: destination.display().to_string() }),
@@ -67,7 +68,6 @@ fn publish(staging: &Path, destination: &Path, sync_contents: bool) -> Result<()
     if sync_contents {
         sync_file_system(staging)?;
     }
-    check_absent(destination)?;
     rename_no_replace(staging, destination)?;
     let parent = match destination.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -104,29 +104,32 @@ fn sync_file_system(path: &Path) -> Result<(), TransferError> {
     }
 }
 
+/// Rename `from` to `to`, refusing an existing `to`: atomically on Linux (`RENAME_NOREPLACE`).
+#[cfg(target_os = "linux")]
 fn rename_no_replace(from: &Path, to: &Path) -> Result<(), TransferError> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = |p: &Path| {
-            std::ffi::CString::new(p.as_os_str().as_bytes())
-                .map_err(|_| io_error("rename", p)(std::io::ErrorKind::InvalidInput.into()))
-        };
-        let (src, dst) = (c(from)?, c(to)?);
-        // SAFETY: both paths are NUL-terminated strings that live across the call.
-        let r = unsafe {
-            libc::renameat2(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::RENAME_NOREPLACE)
-        };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            Some(libc::EEXIST) => TransferError::DestinationExists { path: to.display().to_string() },
-            _ => io_error("rename", from)(e),
-        });
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io_error("rename", p)(std::io::ErrorKind::InvalidInput.into()))
+    };
+    let (src, dst) = (c(from)?, c(to)?);
+    // SAFETY: both paths are NUL-terminated strings that live across the call.
+    let r =
+        unsafe { libc::renameat2(libc::AT_FDCWD, src.as_ptr(), libc::AT_FDCWD, dst.as_ptr(), libc::RENAME_NOREPLACE) };
+    if r == 0 {
+        return Ok(());
     }
-    #[allow(unreachable_code)]
+    let e = std::io::Error::last_os_error();
+    Err(match e.raw_os_error() {
+        Some(libc::EEXIST) => TransferError::DestinationExists { path: to.display().to_string() },
+        _ => io_error("rename", from)(e),
+    })
+}
+
+/// Rename `from` to `to`, refusing an existing `to`: checked just before, elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn rename_no_replace(from: &Path, to: &Path) -> Result<(), TransferError> {
+    check_absent(to)?;
     fs::rename(from, to).map_err(io_error("rename", from))
 }
 
@@ -139,7 +142,6 @@ pub(crate) struct DirSink {
 
 impl DirSink {
     pub(crate) fn create(destination: &Path) -> Result<DirSink, Error> {
-        check_absent(destination)?;
         let staging = staging_path(destination);
         fs::create_dir(&staging).map_err(io_error("create", &staging))?;
         Ok(DirSink { staging, destination: destination.to_path_buf(), finished: false })
@@ -193,7 +195,6 @@ pub(crate) struct ZipSink {
 
 impl ZipSink {
     pub(crate) fn create(destination: &Path) -> Result<ZipSink, Error> {
-        check_absent(destination)?;
         let staging = staging_path(destination);
         // Creates the file (refusing an existing one), so the staging name is this sink's own.
         let writer = ZipWriter::create(&staging).map_err(TransferError::from)?;
