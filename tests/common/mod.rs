@@ -32,9 +32,9 @@ pub struct Suite {
     pub check_copy: fn(ours: &Path, theirs: &Path, keys: &BTreeSet<String>) -> Result<(), String>,
 }
 
-mod python;
+mod harness;
 
-use python::{python, run, REPO};
+use harness::{compare, python, run, REPO};
 
 fn run_python(script: &str, arg: &Path) -> Result<Output, String> {
     run(Command::new(python()).arg(Path::new(REPO).join("tests/interop").join(script)).arg(arg))
@@ -80,23 +80,6 @@ impl Fixtures {
 /// A string field of a manifest entry.
 fn text<'a>(e: &'a Value, key: &str) -> &'a str {
     e[key].as_str().unwrap_or_else(|| panic!("manifest entry without \"{key}\": {e}"))
-}
-
-/// First byte where two contents differ, for readable failure messages.
-fn compare(got: &[u8], want: &[u8]) -> Result<(), String> {
-    if got == want {
-        return Ok(());
-    }
-    let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-    let show =
-        |b: &[u8]| b[at.min(b.len())..(at + 8).min(b.len())].iter().map(|x| format!("{x:02x}")).collect::<String>();
-    Err(format!(
-        "{} bytes, expected {}; first difference at byte {at}: got {} want {}",
-        got.len(),
-        want.len(),
-        show(got),
-        show(want)
-    ))
 }
 
 /// Folder of an array inside a store folder ("/a/b" -> store/a/b).

@@ -15,10 +15,10 @@ use std::sync::OnceLock;
 use serde_json::Value;
 use tempfile::TempDir;
 
-#[path = "python.rs"]
-mod python;
+#[path = "harness.rs"]
+mod harness;
 
-use python::{python, run, REPO};
+use harness::{compare, python, run, REPO};
 
 fn script(name: &str) -> Command {
     let mut cmd = Command::new(python());
@@ -375,21 +375,4 @@ fn key_sets_named(
         failures.push(format!("{what}keys only in {got_name}: {extra:?}"));
     }
     failures
-}
-
-/// First byte where two contents differ, for readable failure messages.
-fn compare(got: &[u8], want: &[u8]) -> Result<(), String> {
-    if got == want {
-        return Ok(());
-    }
-    let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-    let show =
-        |b: &[u8]| b[at.min(b.len())..(at + 8).min(b.len())].iter().map(|x| format!("{x:02x}")).collect::<String>();
-    Err(format!(
-        "{} bytes, expected {}; first difference at byte {at}: got {} want {}",
-        got.len(),
-        want.len(),
-        show(got),
-        show(want)
-    ))
 }

@@ -486,6 +486,18 @@ def chunk_bytes(content, index, chunks, dtype, order):
     return full.tobytes(order=order)
 
 
+def written_content(shape, chunks, dtype, fill, seed, written):
+    """What a hand-made array holds: the fill value, and the test values in every chunk for
+    which written(index) is true."""
+    content = np.full(shape, fill, dtype=np.dtype(dtype).newbyteorder("="))
+    data = values(dtype, shape, seed)
+    for index in chunk_grid(shape, chunks):
+        if written(index):
+            region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(index, chunks))
+            content[region] = data[region]
+    return content
+
+
 def chunk_grid(shape, chunks):
     return np.ndindex(*[-(-s // c) for s, c in zip(shape, chunks)])
 
@@ -504,12 +516,7 @@ def v1_fixture(name, dtype, shape, chunks, order, level, fill, attrs, written, s
         "zarr_format": 1, "shape": list(shape), "chunks": list(chunks), "dtype": np.dtype(dtype).str,
         "compression": "zlib", "compression_opts": level, "fill_value": fill, "order": order})
     write_json(os.path.join(folder, "attrs"), attrs)
-    content = np.full(shape, 0 if fill is None else fill, dtype=np.dtype(dtype).newbyteorder("="))
-    data = values(dtype, shape, seed)
-    for index in chunk_grid(shape, chunks):
-        if written(index):
-            region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(index, chunks))
-            content[region] = data[region]
+    content = written_content(shape, chunks, dtype, 0 if fill is None else fill, seed, written)
     for index in chunk_grid(shape, chunks):
         if written(index):
             raw = chunk_bytes(content.astype(dtype), index, chunks, dtype, order)
@@ -562,12 +569,7 @@ def draft_fixture():
         if level is not None:
             meta["compressor"] = {"codec": GZIP_URI, "configuration": {"level": level}}
         write_json(os.path.join(folder, f"meta/root{path}.array.json"), meta)
-        content = np.full(shape, fill, dtype=np.dtype(dtype).newbyteorder("="))
-        data = values(dtype, shape, seed)
-        for index in chunk_grid(shape, chunks):
-            if written(index):
-                region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(index, chunks))
-                content[region] = data[region]
+        content = written_content(shape, chunks, dtype, fill, seed, written)
         for index in chunk_grid(shape, chunks):
             if not written(index):
                 continue

@@ -1,6 +1,6 @@
-//! The Python side of the interop tests: the interpreter that has zarr-python and tensorstore,
-//! and running a command with its output kept for failure messages. Shared by
-//! `tests/common/mod.rs` and `tests/common/transfer.rs`.
+//! What the interop harnesses share: the Python interpreter that has zarr-python and
+//! tensorstore, running a command with its output kept for failure messages, and comparing
+//! bytes. Shared by `tests/common/mod.rs` and `tests/common/transfer.rs`.
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv` (`scripts/test.sh` sets both up). Without it the
 //! tests fail rather than skip, so a missing environment can never pass for a green run.
@@ -39,4 +39,21 @@ pub fn run(cmd: &mut Command) -> Result<Output, String> {
             String::from_utf8_lossy(&out.stderr)
         ))
     }
+}
+
+/// First byte where two contents differ, for readable failure messages.
+pub fn compare(got: &[u8], want: &[u8]) -> Result<(), String> {
+    if got == want {
+        return Ok(());
+    }
+    let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+    let show =
+        |b: &[u8]| b[at.min(b.len())..(at + 8).min(b.len())].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    Err(format!(
+        "{} bytes, expected {}; first difference at byte {at}: got {} want {}",
+        got.len(),
+        want.len(),
+        show(got),
+        show(want)
+    ))
 }
