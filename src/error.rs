@@ -265,6 +265,50 @@ pub enum ArrayError {
         /// The appended block's shape.
         given: Vec<u64>,
     },
+    /// A byte-level region API was used on a variable-length array, whose elements have no
+    /// fixed size: use [`crate::Array::read_items`] / [`crate::Array::write_items`].
+    #[error("array \"{array}\": the data type {data_type} has variable-length elements; read and write them as items")]
+    VariableLength {
+        /// Node path of the array.
+        array: String,
+        /// The array's data type.
+        data_type: String,
+    },
+    /// The caller gave another number of items than the region holds.
+    #[error("array \"{array}\": {given} items given, the region holds {expected}")]
+    ItemCount {
+        /// Node path of the array.
+        array: String,
+        /// Elements in the region.
+        expected: u64,
+        /// Items given.
+        given: u64,
+    },
+    /// An item does not fit the array's fixed element size.
+    #[error("array \"{array}\": item {index} needs {needed} bytes, an element of {data_type} holds {capacity}")]
+    ItemTooLong {
+        /// Node path of the array.
+        array: String,
+        /// Position of the item in the caller's values.
+        index: usize,
+        /// Bytes the item needs in the element.
+        needed: usize,
+        /// Bytes one element holds.
+        capacity: usize,
+        /// The array's data type.
+        data_type: String,
+    },
+    /// A stored element is not a valid item of the requested kind (e.g. UTF-32 with a code point
+    /// that is no character).
+    #[error("array \"{array}\": element {index} of the region is not valid text: {reason}")]
+    InvalidItem {
+        /// Node path of the array.
+        array: String,
+        /// Position of the element in the region, C order.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// The region's size in bytes does not fit in memory addressing.
     #[error("array \"{array}\": region of {elements} elements is too large to hold in memory")]
     TooLarge {

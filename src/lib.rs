@@ -30,13 +30,13 @@ mod metadata;
 mod store;
 mod transfer;
 
-pub use array::{Array, CheckReport, Element, Synchronizer};
+pub use array::{Array, CheckReport, Element, Item, Synchronizer, Time};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
 pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
 pub use hierarchy::{Group, Node, NodePath, Parents};
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
-    METADATA_KEY,
+    TimeUnit, METADATA_KEY,
 };
 pub use store::{
     ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,

@@ -18,12 +18,12 @@ use crate::store::ByteRange;
 const READ_BATCH_PER_THREAD: usize = 4;
 
 /// The part of one chunk a region touches.
-struct Part {
-    coords: Vec<u64>,
+pub(super) struct Part {
+    pub coords: Vec<u64>,
     /// Lower corner in array coordinates.
-    lo: Vec<u64>,
+    pub lo: Vec<u64>,
     /// Size of the intersection.
-    size: Vec<u64>,
+    pub size: Vec<u64>,
 }
 
 /// What a read of one chunk produced.
@@ -38,7 +38,7 @@ enum ReadPiece {
 
 impl Array {
     /// Check a region against the array and return its size in bytes.
-    fn check_region(&self, offset: &[u64], shape: &[u64]) -> Result<usize, Error> {
+    pub(super) fn check_region(&self, offset: &[u64], shape: &[u64]) -> Result<usize, Error> {
         let array_shape = self.shape();
         let rank = array_shape.len();
         let array = || self.path.to_string();
@@ -74,7 +74,7 @@ impl Array {
     }
 
     /// Every chunk the region touches, with the touched box.
-    fn parts(&self, offset: &[u64], shape: &[u64]) -> Vec<Part> {
+    pub(super) fn parts(&self, offset: &[u64], shape: &[u64]) -> Vec<Part> {
         let chunk_shape = self.chunk_shape();
         let mut parts = Vec::new();
         for_each_index(&chunk_ranges(offset, shape, chunk_shape), |coords| {
@@ -86,7 +86,7 @@ impl Array {
 
     /// Whether `part` covers the chunk's part inside the array (the rest of an edge chunk is
     /// padding that holds the fill value).
-    fn covers(&self, part: &Part) -> bool {
+    pub(super) fn covers(&self, part: &Part) -> bool {
         let (chunk_shape, array_shape) = (self.chunk_shape(), self.shape());
         (0..part.coords.len()).all(|d| {
             let origin = part.coords[d] * chunk_shape[d];
@@ -106,6 +106,7 @@ impl Array {
     /// assert_eq!(a.read_region_bytes(&[0], &[3]).unwrap(), vec![0, 0, 1, 0, 2, 0]);
     /// ```
     pub fn read_region_bytes(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
+        self.require_fixed_size()?;
         self.scoped(false, |a| a.read_region_unscoped(offset, shape))
     }
 
@@ -227,6 +228,7 @@ impl Array {
     }
 
     pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+        self.require_fixed_size()?;
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
             return Err(ArrayError::BufferLength {
@@ -329,7 +331,7 @@ impl Array {
     }
 
     pub(super) fn check_element<T: Element>(&self) -> Result<(), Error> {
-        if T::DATA_TYPE == self.data_type() {
+        if T::matches(self.data_type()) {
             Ok(())
         } else {
             Err(ArrayError::ElementType {
@@ -391,7 +393,12 @@ impl Array {
         seen: Option<(u64, Fingerprint)>,
         chunk: Vec<u8>,
     ) -> Result<bool, Error> {
-        let encoded = if region::is_all(&chunk, self.fill_value().as_le_bytes()) {
+        let only_fill = if self.data_type().is_variable_length() {
+            self.items_are_fill(&chunk, key)?
+        } else {
+            region::is_all(&chunk, self.fill_value().as_le_bytes())
+        };
+        let encoded = if only_fill {
             None
         } else {
             let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;

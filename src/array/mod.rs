@@ -4,6 +4,7 @@ mod check;
 pub(crate) mod chunk_sync;
 mod element;
 mod io;
+mod items;
 pub(crate) mod region;
 mod resize;
 
@@ -13,7 +14,8 @@ use serde_json::{Map, Value};
 
 pub use check::CheckReport;
 pub use chunk_sync::Synchronizer;
-pub use element::Element;
+pub use element::{Element, Time};
+pub use items::Item;
 
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::Error;

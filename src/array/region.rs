@@ -63,7 +63,7 @@ pub(crate) struct BoxIn<'a> {
 /// Walk the contiguous runs of a `size`-shaped box inside two buffers; `f(src_elem, dst_elem, len)`
 /// gets element offsets and the run length. Trailing dimensions that both buffers hold whole are
 /// merged into one run, so copying a whole chunk is one call.
-fn runs(src: &BoxIn<'_>, dst: &BoxIn<'_>, size: &[u64], mut f: impl FnMut(usize, usize, usize)) {
+pub(crate) fn runs(src: &BoxIn<'_>, dst: &BoxIn<'_>, size: &[u64], mut f: impl FnMut(usize, usize, usize)) {
     let n = size.len();
     if size.contains(&0) {
         return;

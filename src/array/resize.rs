@@ -36,6 +36,18 @@ impl Array {
     /// is the shape of the appended block, equal to the array's in every other dimension. The
     /// resize and the write are one atomic step. Returns the new shape.
     pub fn append_bytes(&mut self, axis: usize, shape: &[u64], bytes: &[u8]) -> Result<Vec<u64>, Error> {
+        self.require_fixed_size()?;
+        self.append_with(axis, shape, |grown, offset| grown.write_region_unscoped(offset, shape, bytes))
+    }
+
+    /// Append a block of `shape` along `axis`: checks the shapes, then resizes and runs `write`
+    /// (on the grown array, at the block's offset) in one atomic step. Returns the new shape.
+    pub(super) fn append_with(
+        &mut self,
+        axis: usize,
+        shape: &[u64],
+        write: impl Fn(&Array, &[u64]) -> Result<(), Error>,
+    ) -> Result<Vec<u64>, Error> {
         let old = self.shape().to_vec();
         let mismatch = || ArrayError::AppendShape {
             array: self.path.to_string(),
@@ -56,7 +68,7 @@ impl Array {
         offset[axis] = old[axis];
         self.scoped(true, |a| {
             a.resize_unscoped(&grown.metadata)?;
-            Array { store: a.store.clone(), ..grown.clone() }.write_region_unscoped(&offset, shape, bytes)
+            write(&Array { store: a.store.clone(), ..grown.clone() }, &offset)
         })?;
         *self = grown;
         Ok(new_shape)
@@ -161,8 +173,13 @@ impl Array {
         loop {
             let seen = chunk_sync::seen(&self.synchronizer, &key);
             let Some((stored, read)) = self.read_chunk_for_update(&key)? else { return Ok(()) };
-            let mut trimmed = self.fill_chunk();
-            region::copy_box(&stored, &whole, &mut trimmed, &whole, &kept, spec.data_type.size());
+            let trimmed = if spec.data_type.is_variable_length() {
+                self.trim_items(&stored, &kept, &key)?
+            } else {
+                let mut trimmed = self.fill_chunk();
+                region::copy_box(&stored, &whole, &mut trimmed, &whole, &kept, spec.data_type.size());
+                trimmed
+            };
             if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), trimmed)? {
                 return Ok(());
             }

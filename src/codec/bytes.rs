@@ -37,6 +37,14 @@ impl BytesCodec {
             Some(Value::String(s)) if s == "big" => Some(Endian::Big),
             Some(other) => return Err(config_error("endian", format!("must be \"little\" or \"big\", found {other}"))),
         };
+        if data_type.is_variable_length() {
+            return Err(CodecError::InvalidChain {
+                reason: format!(
+                    "the data type {data_type} has no fixed element size; its array -> bytes codec is {}",
+                    super::vlen::codec_name(data_type).unwrap_or("vlen-utf8 or vlen-bytes")
+                ),
+            });
+        }
         if endian.is_none() && data_type.layout() != Layout::Bytes {
             return Err(config_error(
                 "endian",
@@ -48,7 +56,7 @@ impl BytesCodec {
 
     fn swap_needed(&self, spec: &ChunkSpec) -> Option<usize> {
         match (self.endian, spec.data_type.layout()) {
-            (Some(Endian::Big), Layout::Scalar(n) | Layout::Pair(n)) => Some(n),
+            (Some(Endian::Big), Layout::Scalar(n) | Layout::Pair(n) | Layout::Units(n)) => Some(n),
             _ => None,
         }
     }

@@ -15,6 +15,7 @@ mod crc32c;
 mod gzip;
 mod sharding;
 mod transpose;
+pub(crate) mod vlen;
 mod zlib;
 mod zstd;
 
@@ -47,8 +48,15 @@ impl ChunkSpec {
         self.shape.iter().product()
     }
 
+    /// The decoded size in bytes; 0 for variable-length types, whose decoded chunks are item
+    /// lists of no fixed size (see [`vlen`]).
     pub fn num_bytes(&self) -> u64 {
         self.num_elements() * self.data_type.size() as u64
+    }
+
+    /// The decoded size every chunk must have, `None` for variable-length types.
+    pub fn expected_bytes(&self) -> Option<u64> {
+        (!self.data_type.is_variable_length()).then(|| self.num_bytes())
     }
 }
 
@@ -161,6 +169,20 @@ impl CodecChain {
         };
         for codec in codecs {
             let current = specs.last().expect("specs starts non-empty").clone();
+            if current.data_type.is_variable_length() && array_to_bytes.is_none() {
+                // Array -> array codecs and sharding move fixed-size elements; items of a
+                // variable-length type reach the bytes stage only through their vlen codec.
+                if vlen::codec_name(current.data_type) != Some(codec.name.as_str())
+                    && matches!(codec.name.as_str(), "transpose" | "sharding_indexed")
+                {
+                    return Err(CodecError::InvalidChain {
+                        reason: format!(
+                            "codec \"{}\" cannot take the variable-length data type {}",
+                            codec.name, current.data_type
+                        ),
+                    });
+                }
+            }
             match codec.name.as_str() {
                 "transpose" => {
                     if array_to_bytes.is_some() {
@@ -170,14 +192,14 @@ impl CodecChain {
                     specs.push(t.encoded_spec(&current));
                     array_to_array.push(Box::new(t));
                 }
-                "bytes" | "sharding_indexed" => {
+                "bytes" | "sharding_indexed" | "vlen-utf8" | "vlen-bytes" => {
                     if array_to_bytes.is_some() {
                         return Err(CodecError::InvalidChain { reason: "more than one array -> bytes codec".into() });
                     }
-                    array_to_bytes = Some(if codec.name == "bytes" {
-                        Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type)?)
-                    } else {
-                        Box::new(sharding::Sharding::from_metadata(codec, &current)?)
+                    array_to_bytes = Some(match codec.name.as_str() {
+                        "bytes" => Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type)?),
+                        "sharding_indexed" => Box::new(sharding::Sharding::from_metadata(codec, &current)?),
+                        _ => Box::new(vlen::Vlen::from_metadata(codec, current.data_type)?),
                     });
                 }
                 "gzip" | "zstd" | "blosc" | "crc32c" | zlib::NAME => {
@@ -231,7 +253,7 @@ impl CodecChain {
     /// Encode one decoded chunk (C-order little-endian element bytes).
     pub fn encode<'a>(&self, decoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
         let mut data: Cow<'a, [u8]> = decoded.into();
-        debug_assert_eq!(data.len() as u64, self.specs[0].num_bytes());
+        debug_assert!(self.specs[0].expected_bytes().is_none_or(|n| n == data.len() as u64));
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs) {
             data = Cow::Owned(codec.encode(data, spec)?);
         }
@@ -270,9 +292,10 @@ impl CodecChain {
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs).rev() {
             data = codec.decode(data, spec)?;
         }
-        let expected = self.specs[0].num_bytes();
-        if data.len() as u64 != expected {
-            return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+        if let Some(expected) = self.specs[0].expected_bytes() {
+            if data.len() as u64 != expected {
+                return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+            }
         }
         Ok(data)
     }
@@ -335,9 +358,10 @@ impl CodecChain {
             Some(result) => result?,
             None => *data = self.array_to_bytes.decode(Cow::Borrowed(data.as_slice()), self.bytes_spec())?,
         }
-        let expected = self.specs[0].num_bytes();
-        if data.len() as u64 != expected {
-            return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+        if let Some(expected) = self.specs[0].expected_bytes() {
+            if data.len() as u64 != expected {
+                return Err(CodecError::SizeMismatch { codec: "chain", expected, actual: data.len() as u64 });
+            }
         }
         Ok(())
     }

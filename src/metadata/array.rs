@@ -61,11 +61,16 @@ pub struct ArrayMetadata {
 }
 
 impl ArrayMetadata {
-    /// A new array's metadata with the `bytes` codec (little endian), the default chunk key encoding
-    /// and the data type's zero as fill value.
+    /// A new array's metadata with the `bytes` codec (little endian; `vlen-utf8` or `vlen-bytes`
+    /// for variable-length types), the default chunk key encoding and the data type's zero
+    /// (empty text, no bytes) as fill value.
     pub fn new(data_type: DataType, shape: Vec<u64>, chunk_shape: Vec<u64>) -> ArrayMetadata {
-        let mut bytes = NamedConfig::new("bytes");
-        if data_type.size() > 1 && !matches!(data_type, DataType::Raw { .. }) {
+        let mut bytes = match data_type {
+            DataType::String => NamedConfig::with_configuration("vlen-utf8", Map::new()),
+            DataType::Bytes => NamedConfig::with_configuration("vlen-bytes", Map::new()),
+            _ => NamedConfig::new("bytes"),
+        };
+        if bytes.name == "bytes" && data_type.layout() != crate::metadata::Layout::Bytes {
             let mut config = Map::new();
             config.insert("endian".into(), "little".into());
             bytes.configuration = Some(config);
@@ -200,7 +205,10 @@ impl ArrayMetadata {
                 ));
             }
         }
-        if self.fill_value.as_le_bytes().len() != self.data_type.size() {
+        if self.data_type == DataType::String && std::str::from_utf8(self.fill_value.as_le_bytes()).is_err() {
+            return Err(invalid("fill_value", "the fill value of a string array must be UTF-8"));
+        }
+        if !self.data_type.is_variable_length() && self.fill_value.as_le_bytes().len() != self.data_type.size() {
             return Err(invalid("fill_value", format!("fill value has the wrong size for {}", self.data_type)));
         }
         Ok(())

@@ -1,11 +1,17 @@
-//! The data types of the core spec, plus `bfloat16` as an extension.
+//! The data types of the core spec, plus the extensions real datasets hold: `bfloat16`
+//! (tensorstore), and the text, bytes and time types zarr-python 3.1 writes for NumPy's `U`, `S`,
+//! object, `M8` and `m8` arrays.
 
 use std::fmt;
 
 use serde_json::Value;
 
-use super::json::{as_object, as_str, invalid, only_members, wrong_type};
+use super::json::{as_object, as_str, as_u64, invalid, only_members, required, wrong_type};
+use super::time_unit::TimeUnit;
 use crate::error::MetadataError;
+
+/// The widest fixed-size element accepted (raw, text and byte-string types): 128 KiB (1 Mibit).
+const MAX_ELEMENT_BYTES: u64 = 1 << 17;
 
 /// The element type of an array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +52,40 @@ pub enum DataType {
     },
     /// `bfloat16` (extension used by tensorstore).
     BFloat16,
+    /// `string`: variable-length UTF-8 text, one Rust `String` per element (zarr-python's
+    /// `VariableLengthUTF8`, NumPy's `StringDType` or object arrays of `str`). Stored with the
+    /// `vlen-utf8` codec.
+    String,
+    /// `variable_length_bytes`: a variable-length byte string per element (`Vec<u8>`), stored
+    /// with the `vlen-bytes` codec.
+    Bytes,
+    /// `fixed_length_utf32`: NumPy's `<U{n}`, `n` UTF-32 code units per element, padded with
+    /// zero code units (`length_bytes` = 4·n).
+    FixedLengthUtf32 {
+        /// The element size in bytes, a positive multiple of 4.
+        length_bytes: u32,
+    },
+    /// `null_terminated_bytes`: NumPy's `S{n}`, byte strings of at most `length_bytes` bytes,
+    /// padded with zero bytes.
+    NullTerminatedBytes {
+        /// The element size in bytes.
+        length_bytes: u32,
+    },
+    /// `numpy.datetime64`: a signed 64-bit count of `scale_factor`·`unit` since 1970-01-01,
+    /// `i64::MIN` being NaT.
+    DateTime64 {
+        /// The unit of one tick.
+        unit: TimeUnit,
+        /// Units per tick, 1 ≤ scale_factor < 2³¹.
+        scale_factor: u32,
+    },
+    /// `numpy.timedelta64`: a signed 64-bit count of `scale_factor`·`unit`, `i64::MIN` being NaT.
+    TimeDelta64 {
+        /// The unit of one tick.
+        unit: TimeUnit,
+        /// Units per tick, 1 ≤ scale_factor < 2³¹.
+        scale_factor: u32,
+    },
 }
 
 /// How the bytes of one element are ordered, which decides how endianness conversion works.
@@ -57,6 +97,10 @@ pub(crate) enum Layout {
     Scalar(usize),
     /// Two scalars of this many bytes each (complex).
     Pair(usize),
+    /// A sequence of scalars of this many bytes each (UTF-32 code units).
+    Units(usize),
+    /// No fixed size: a decoded chunk is an item list (see `codec::vlen`), not element bytes.
+    Variable,
 }
 
 impl DataType {
@@ -88,8 +132,19 @@ impl DataType {
     pub fn name(&self) -> String {
         match self {
             DataType::Raw { bits } => format!("r{bits}"),
+            DataType::FixedLengthUtf32 { length_bytes } => format!("fixed_length_utf32[{length_bytes}]"),
+            DataType::NullTerminatedBytes { length_bytes } => format!("null_terminated_bytes[{length_bytes}]"),
+            DataType::DateTime64 { unit, scale_factor } | DataType::TimeDelta64 { unit, scale_factor } => {
+                format!("{}[{scale_factor}{unit}]", self.static_name())
+            }
             other => other.static_name().to_owned(),
         }
+    }
+
+    /// Whether elements have no fixed size (`string`, `variable_length_bytes`): such arrays are
+    /// read and written as items ([`crate::Array::read_items`]), not as element bytes.
+    pub fn is_variable_length(&self) -> bool {
+        self.layout() == Layout::Variable
     }
 
     fn static_name(&self) -> &'static str {
@@ -110,27 +165,50 @@ impl DataType {
             DataType::Complex128 => "complex128",
             DataType::BFloat16 => "bfloat16",
             DataType::Raw { .. } => "raw",
+            DataType::String => "string",
+            DataType::Bytes => "variable_length_bytes",
+            DataType::FixedLengthUtf32 { .. } => "fixed_length_utf32",
+            DataType::NullTerminatedBytes { .. } => "null_terminated_bytes",
+            DataType::DateTime64 { .. } => "numpy.datetime64",
+            DataType::TimeDelta64 { .. } => "numpy.timedelta64",
         }
     }
 
-    /// Size of one element in bytes.
+    /// Size of one element in bytes; 0 for variable-length types, whose elements have no fixed
+    /// size (see [`DataType::is_variable_length`]).
     pub fn size(&self) -> usize {
         match self.layout() {
             Layout::Bytes => match self {
                 DataType::Raw { bits } => *bits as usize / 8,
+                DataType::NullTerminatedBytes { length_bytes } => *length_bytes as usize,
                 _ => 1,
             },
             Layout::Scalar(n) => n,
             Layout::Pair(n) => 2 * n,
+            Layout::Units(_) => match self {
+                DataType::FixedLengthUtf32 { length_bytes } => *length_bytes as usize,
+                _ => 0,
+            },
+            Layout::Variable => 0,
         }
     }
 
     pub(crate) fn layout(&self) -> Layout {
         match self {
-            DataType::Bool | DataType::Int8 | DataType::UInt8 | DataType::Raw { .. } => Layout::Bytes,
+            DataType::Bool
+            | DataType::Int8
+            | DataType::UInt8
+            | DataType::Raw { .. }
+            | DataType::NullTerminatedBytes { .. } => Layout::Bytes,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 | DataType::BFloat16 => Layout::Scalar(2),
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => Layout::Scalar(4),
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 => Layout::Scalar(8),
+            DataType::Int64
+            | DataType::UInt64
+            | DataType::Float64
+            | DataType::DateTime64 { .. }
+            | DataType::TimeDelta64 { .. } => Layout::Scalar(8),
+            DataType::FixedLengthUtf32 { .. } => Layout::Units(4),
+            DataType::String | DataType::Bytes => Layout::Variable,
             DataType::Complex64 => Layout::Pair(4),
             DataType::Complex128 => Layout::Pair(8),
         }
@@ -141,26 +219,15 @@ impl DataType {
         const FIELD: &str = "data_type";
         let name = match value {
             Value::String(s) => s.as_str(),
-            // The object form is for extension data types only; bfloat16 is our one extension.
-            Value::Object(obj) => {
-                only_members(obj, &["name", "configuration"], FIELD)?;
-                let name = as_str(obj.get("name").unwrap_or(&Value::Null), "data_type.name")?;
-                if name != "bfloat16" {
-                    return Err(MetadataError::Unsupported {
-                        field: FIELD.into(),
-                        kind: "data type",
-                        name: name.into(),
-                    });
-                }
-                if let Some(config) = obj.get("configuration") {
-                    if !as_object(config, "data_type.configuration")?.is_empty() {
-                        return Err(invalid(FIELD, format!("data type \"{name}\" takes no configuration")));
-                    }
-                }
-                name
-            }
+            // The object form names an extension data type with its configuration.
+            Value::Object(obj) => return DataType::from_object(obj),
             other => return Err(wrong_type(FIELD, "a string or an object", other)),
         };
+        match name {
+            "string" => return Ok(DataType::String),
+            "variable_length_bytes" => return Ok(DataType::Bytes),
+            _ => {}
+        }
         if let Some(dt) = DataType::NAMED.iter().find(|dt| dt.static_name() == name) {
             return Ok(*dt);
         }
@@ -170,7 +237,7 @@ impl DataType {
                 if bits % 8 != 0 {
                     return Err(invalid(FIELD, format!("raw type \"{name}\": bits must be a multiple of 8")));
                 }
-                if bits > 1 << 20 {
+                if u64::from(bits) > MAX_ELEMENT_BYTES * 8 {
                     return Err(invalid(FIELD, format!("raw type \"{name}\" is wider than 1 Mibit")));
                 }
                 return Ok(DataType::Raw { bits });
@@ -179,8 +246,83 @@ impl DataType {
         Err(MetadataError::Unsupported { field: FIELD.into(), kind: "data type", name: name.into() })
     }
 
+    /// The object form `{"name": ..., "configuration": {...}}`; every configuration member is
+    /// required and no other is allowed, as zarr-python writes them.
+    fn from_object(obj: &serde_json::Map<String, Value>) -> Result<DataType, MetadataError> {
+        const FIELD: &str = "data_type";
+        const CONFIG: &str = "data_type.configuration";
+        only_members(obj, &["name", "configuration"], FIELD)?;
+        let name = as_str(required(obj, "name", "data_type.name")?, "data_type.name")?;
+        let empty = serde_json::Map::new();
+        let config = match obj.get("configuration") {
+            Some(config) => as_object(config, CONFIG)?,
+            None => &empty,
+        };
+        let config_members = |allowed: &[&str]| -> Result<(), MetadataError> {
+            only_members(config, allowed, CONFIG)?;
+            allowed.iter().try_for_each(|m| required(config, m, &format!("{CONFIG}.{m}")).map(drop))
+        };
+        let length_bytes = || -> Result<u32, MetadataError> {
+            let field = "data_type.configuration.length_bytes";
+            let n = as_u64(required(config, "length_bytes", field)?, field)?;
+            if n == 0 || n > MAX_ELEMENT_BYTES {
+                return Err(invalid(field, format!("{n} is not in 1..={MAX_ELEMENT_BYTES}")));
+            }
+            Ok(n as u32)
+        };
+        match name {
+            "bfloat16" | "string" | "variable_length_bytes" => {
+                config_members(&[])?;
+                DataType::from_json(&Value::String(name.to_owned()))
+            }
+            "fixed_length_utf32" => {
+                config_members(&["length_bytes"])?;
+                let length_bytes = length_bytes()?;
+                if length_bytes % 4 != 0 {
+                    return Err(invalid(
+                        "data_type.configuration.length_bytes",
+                        format!("{length_bytes} is not a multiple of 4 (one UTF-32 code unit)"),
+                    ));
+                }
+                Ok(DataType::FixedLengthUtf32 { length_bytes })
+            }
+            "null_terminated_bytes" => {
+                config_members(&["length_bytes"])?;
+                Ok(DataType::NullTerminatedBytes { length_bytes: length_bytes()? })
+            }
+            "numpy.datetime64" | "numpy.timedelta64" => {
+                config_members(&["unit", "scale_factor"])?;
+                let unit_field = "data_type.configuration.unit";
+                let unit_name = as_str(required(config, "unit", unit_field)?, unit_field)?;
+                let unit = TimeUnit::from_name(unit_name)
+                    .ok_or_else(|| invalid(unit_field, format!("\"{unit_name}\" is not a NumPy time unit")))?;
+                let scale_field = "data_type.configuration.scale_factor";
+                let scale = as_u64(required(config, "scale_factor", scale_field)?, scale_field)?;
+                if scale == 0 || scale >= 1 << 31 {
+                    return Err(invalid(scale_field, format!("{scale} is not in 1..2^31")));
+                }
+                let scale_factor = scale as u32;
+                Ok(if name == "numpy.datetime64" {
+                    DataType::DateTime64 { unit, scale_factor }
+                } else {
+                    DataType::TimeDelta64 { unit, scale_factor }
+                })
+            }
+            other => Err(MetadataError::Unsupported { field: FIELD.into(), kind: "data type", name: other.into() }),
+        }
+    }
+
     pub(crate) fn to_json(self) -> Value {
-        Value::String(self.name())
+        let config = match self {
+            DataType::FixedLengthUtf32 { length_bytes } | DataType::NullTerminatedBytes { length_bytes } => {
+                serde_json::json!({ "length_bytes": length_bytes })
+            }
+            DataType::DateTime64 { unit, scale_factor } | DataType::TimeDelta64 { unit, scale_factor } => {
+                serde_json::json!({ "unit": unit.name(), "scale_factor": scale_factor })
+            }
+            other => return Value::String(other.name()),
+        };
+        serde_json::json!({ "name": self.static_name(), "configuration": config })
     }
 }
 

@@ -5,6 +5,7 @@
 use half::{bf16, f16};
 use serde_json::{Number, Value};
 
+use super::base64;
 use super::data_type::DataType;
 use super::json::{invalid, wrong_type};
 use crate::error::MetadataError;
@@ -62,6 +63,21 @@ impl FillValue {
             DataType::Complex64 => complex(value, Float::F32)?,
             DataType::Complex128 => complex(value, Float::F64)?,
             DataType::Raw { bits } => raw(value, bits as usize / 8)?,
+            DataType::String => match value {
+                Value::String(text) => text.as_bytes().to_vec(),
+                other => return Err(wrong_type(FIELD, "a string", other)),
+            },
+            DataType::Bytes => base64_bytes(value, None)?,
+            DataType::NullTerminatedBytes { length_bytes } => {
+                let mut bytes = base64_bytes(value, Some(length_bytes as usize))?;
+                bytes.resize(length_bytes as usize, 0);
+                bytes
+            }
+            DataType::FixedLengthUtf32 { length_bytes } => utf32(value, length_bytes as usize)?,
+            DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => match value {
+                Value::String(s) if s == "NaT" => i64::MIN.to_le_bytes().to_vec(),
+                other => int::<8>(other, i64::MIN.into(), i64::MAX.into())?,
+            },
         };
         Ok(FillValue { bytes })
     }
@@ -91,8 +107,66 @@ impl FillValue {
                 Value::Array(vec![float_to_json(&b[..8], Float::F64), float_to_json(&b[8..], Float::F64)])
             }
             DataType::Raw { .. } => Value::Array(b.iter().map(|&x| x.into()).collect()),
+            // A fill value parsed for the type is UTF-8; anything else came from the public
+            // byte constructor and is shown with replacement characters rather than refused.
+            DataType::String => String::from_utf8_lossy(b).into_owned().into(),
+            DataType::Bytes => base64::encode(b).into(),
+            DataType::NullTerminatedBytes { .. } => {
+                let end = b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+                base64::encode(&b[..end]).into()
+            }
+            DataType::FixedLengthUtf32 { .. } => utf32_to_string(b).into(),
+            DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
+                i64::from_le_bytes(b[..8].try_into().expect("8-byte fill")).into()
+            }
         }
     }
+}
+
+/// A byte-string fill value: standard base64, as zarr-python writes it; at most `max` bytes.
+fn base64_bytes(value: &Value, max: Option<usize>) -> Result<Vec<u8>, MetadataError> {
+    let Value::String(text) = value else {
+        return Err(wrong_type(FIELD, "a base64 string", value));
+    };
+    let bytes = base64::decode(text).ok_or_else(|| invalid(FIELD, format!("\"{text}\" is not standard base64")))?;
+    match max {
+        Some(max) if bytes.len() > max => {
+            Err(invalid(FIELD, format!("{} bytes do not fit an element of {max} bytes", bytes.len())))
+        }
+        _ => Ok(bytes),
+    }
+}
+
+/// A `fixed_length_utf32` fill value: a string of at most `length_bytes / 4` characters, as
+/// little-endian UTF-32 padded with zero code units.
+fn utf32(value: &Value, length_bytes: usize) -> Result<Vec<u8>, MetadataError> {
+    let Value::String(text) = value else {
+        return Err(wrong_type(FIELD, "a string", value));
+    };
+    let units = text.chars().count();
+    if units * 4 > length_bytes {
+        return Err(invalid(FIELD, format!("{units} characters do not fit {} UTF-32 code units", length_bytes / 4)));
+    }
+    let mut bytes: Vec<u8> = text.chars().flat_map(|c| u32::from(c).to_le_bytes()).collect();
+    bytes.resize(length_bytes, 0);
+    Ok(bytes)
+}
+
+/// Little-endian UTF-32 up to the first zero code unit (NumPy's reading of `U{n}`); invalid code
+/// points (never produced by parsing) become U+FFFD.
+pub(crate) fn utf32_to_string(bytes: &[u8]) -> String {
+    utf32_units(bytes).map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
+/// [`utf32_to_string`] refusing code points that are no character (stored data is untrusted).
+pub(crate) fn utf32_to_string_checked(bytes: &[u8]) -> Result<String, String> {
+    utf32_units(bytes)
+        .map(|u| char::from_u32(u).ok_or_else(|| format!("UTF-32 code unit {u:#x} is not a character")))
+        .collect()
+}
+
+fn utf32_units(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes.chunks_exact(4).map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]])).take_while(|&u| u != 0)
 }
 
 /// An integer fill value: a JSON number without fraction or exponent, within `[min, max]`.

@@ -2,12 +2,14 @@
 //! from. Parsing is strict as the spec demands; every error names the offending field.
 
 mod array;
+pub(crate) mod base64;
 mod chunk_key_encoding;
 mod data_type;
 mod extension;
-mod fill_value;
+pub(crate) mod fill_value;
 mod group;
 pub(crate) mod json;
+mod time_unit;
 
 use serde_json::{Map, Value};
 
@@ -18,6 +20,7 @@ pub(crate) use data_type::Layout;
 pub use extension::NamedConfig;
 pub use fill_value::FillValue;
 pub use group::GroupMetadata;
+pub use time_unit::TimeUnit;
 
 use crate::error::MetadataError;
 use json::{as_object, as_str, invalid, required};

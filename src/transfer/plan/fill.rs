@@ -16,8 +16,8 @@ pub(crate) fn v2(value: &Value, data_type: DataType, key: &str) -> Result<FillVa
     match (value, data_type) {
         (Value::Null, _) => Ok(FillValue::zero(data_type)),
         (Value::String(text), DataType::Raw { bits }) => {
-            let bytes =
-                base64(text).ok_or_else(|| PlanError::metadata(key, invalid("fill_value", "not a base64 string")))?;
+            let bytes = crate::metadata::base64::decode(text)
+                .ok_or_else(|| PlanError::metadata(key, invalid("fill_value", "not a base64 string")))?;
             if bytes.len() != bits as usize / 8 {
                 return Err(PlanError::metadata(
                     key,
@@ -69,56 +69,13 @@ pub(crate) fn attributes(value: Value, key: &str) -> Result<serde_json::Map<Stri
     }
 }
 
-/// Standard base64 (RFC 4648 alphabet, `=` padding optional), as Python's `base64` writes it.
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let body = text.trim_end_matches('=');
-    if text.len() - body.len() > 2 || body.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut held = 0;
-    for b in body.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        held += 6;
-        if held >= 8 {
-            held -= 8;
-            out.push((acc >> held) as u8);
-            acc &= (1 << held) - 1;
-        }
-    }
-    // Leftover bits must be zero, or the text is not what an encoder writes.
-    (acc == 0).then_some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{base64, draft, v2};
+    use super::{draft, v2};
     use crate::metadata::DataType;
     use crate::transfer::plan::PlanError;
-
-    #[test]
-    fn base64_decodes_padded_and_unpadded_and_refuses_garbage() {
-        assert_eq!(base64("").unwrap(), b"");
-        assert_eq!(base64("AQID").unwrap(), [1, 2, 3]);
-        assert_eq!(base64("AQIDBA==").unwrap(), [1, 2, 3, 4]);
-        assert_eq!(base64("AQIDBA").unwrap(), [1, 2, 3, 4]);
-        assert_eq!(base64("AQIDBAU=").unwrap(), [1, 2, 3, 4, 5]);
-        assert_eq!(base64("/+8=").unwrap(), [0xff, 0xef]);
-        for bad in ["A", "AQIDB", "AQ===", "AQ!D", "AR==", "AQIDBA=x"] {
-            assert!(base64(bad).is_none(), "{bad}");
-        }
-    }
 
     #[test]
     fn v2_fill_values() {
