@@ -38,9 +38,18 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
         let order: Vec<Value> = (0..rank).rev().map(Value::from).collect();
         codecs.push(NamedConfig::with_configuration("transpose", single("order", Value::Array(order))));
     }
-    codecs.push(match spec.dtype.endian {
-        Some(endian) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
-        None => NamedConfig::new("bytes"),
+    if spec.f_order && rank > 1 && spec.dtype.data_type.is_variable_length() {
+        return Err(PlanError::unsupported(
+            key,
+            "order",
+            "\"F\"",
+            "variable-length items in F order have no v3 codec chain (transpose moves fixed-size elements)",
+        ));
+    }
+    codecs.push(match (crate::codec::vlen::codec_name(spec.dtype.data_type), spec.dtype.endian) {
+        (Some(vlen), _) => NamedConfig::with_configuration(vlen, Map::new()),
+        (None, Some(endian)) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
+        (None, None) => NamedConfig::new("bytes"),
     });
     codecs.extend(spec.compressor);
     meta.codecs = codecs;

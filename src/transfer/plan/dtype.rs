@@ -1,11 +1,12 @@
 //! Element types of the older layouts: NumPy type strings (Zarr v1 and v2, e.g. `"<f4"`,
-//! `"|b1"`, `">i8"`, `"|V6"`) and the 2020 draft's names (`"bool"`, `"u1"`, `"<i8"`, `"r16"`).
+//! `"|b1"`, `">i8"`, `"|V6"`, `"<U4"`, `"|S3"`, `"<M8[ns]"`, and `"|O"` with its object codec)
+//! and the 2020 draft's names (`"bool"`, `"u1"`, `"<i8"`, `"r16"`).
 
 use serde_json::Value;
 
 use super::PlanError;
 use crate::metadata::json::describe;
-use crate::metadata::DataType;
+use crate::metadata::{DataType, TimeUnit};
 
 /// Byte order of a multi-byte element as stored, which becomes the `bytes` codec's `endian`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,9 +35,67 @@ pub(crate) struct Dtype {
 /// The widest raw type the crate's data types accept (`r<bits>` up to 2^20 bits).
 const MAX_RAW_BYTES: u64 = (1 << 20) / 8;
 
-/// A v1 or v2 `dtype` member. Strings, unicode, objects, datetimes and structured (list) dtypes
-/// have no fixed-size numeric v3 equivalent and are refused.
-pub(crate) fn from_numpy(value: &Value, key: &str) -> Result<Dtype, PlanError> {
+/// The widest text or byte-string element the crate's data types accept.
+const MAX_ELEMENT_BYTES: u64 = MAX_RAW_BYTES;
+
+/// A NumPy time type string, `<M8[10s]`, `>m8[ns]`, `<M8` (generic): `None` when `text` is not
+/// one at all, `Some(Err)` when it is a malformed one.
+fn time_type(text: &str) -> Option<Result<Dtype, ()>> {
+    let (order, rest) = text.split_at_checked(1)?;
+    let (kind, rest) = rest.split_at_checked(1)?;
+    if !matches!(kind, "M" | "m") {
+        return None;
+    }
+    Some((|| {
+        let endian = match order {
+            "<" => Endian::Little,
+            ">" => Endian::Big,
+            _ => return Err(()),
+        };
+        let unit_part = rest.strip_prefix('8').ok_or(())?;
+        let (unit, scale_factor) = if unit_part.is_empty() {
+            (TimeUnit::Generic, 1)
+        } else {
+            let inner = unit_part.strip_prefix('[').and_then(|u| u.strip_suffix(']')).ok_or(())?;
+            let digits = inner.len() - inner.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let (scale, unit) = inner.split_at(digits);
+            let scale: u32 = if scale.is_empty() { 1 } else { scale.parse().map_err(|_| ())? };
+            if scale == 0 || scale >= 1 << 31 || inner.starts_with('0') {
+                return Err(());
+            }
+            (TimeUnit::from_name(unit).ok_or(())?, scale)
+        };
+        let data_type = if kind == "M" {
+            DataType::DateTime64 { unit, scale_factor }
+        } else {
+            DataType::TimeDelta64 { unit, scale_factor }
+        };
+        Ok(Dtype { data_type, endian: Some(endian) })
+    })())
+}
+
+/// The object codecs of Zarr v2 that turn an object (`|O`) array into bytes: the first filter of
+/// such an array.
+pub(crate) const OBJECT_CODECS: [&str; 5] = ["vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle"];
+
+/// The object codec of a v2 array: the `id` of its first filter when that is one of
+/// [`OBJECT_CODECS`].
+pub(crate) fn object_codec(filters: Option<&Value>) -> Option<&str> {
+    let id = filters?.as_array()?.first()?.get("id")?.as_str()?;
+    OBJECT_CODECS.contains(&id).then_some(id)
+}
+
+/// The filters of a v2 array that follow its object codec (which becomes the v3 array -> bytes
+/// codec).
+pub(crate) fn after_object_codec(filters: Option<&Value>) -> Option<Value> {
+    let list = filters?.as_array()?;
+    Some(Value::Array(list.get(1..).unwrap_or_default().to_vec()))
+}
+
+/// A v1 or v2 `dtype` member; an object dtype (`|O`) takes its meaning from `object_codec`
+/// (`vlen-utf8` text, `vlen-bytes` byte strings). Structured (list) dtypes and objects in other
+/// codecs are refused.
+pub(crate) fn from_numpy(value: &Value, object_codec: Option<&str>, key: &str) -> Result<Dtype, PlanError> {
     let text = match value {
         Value::String(s) => s.as_str(),
         Value::Array(_) => {
@@ -51,6 +110,24 @@ pub(crate) fn from_numpy(value: &Value, key: &str) -> Result<Dtype, PlanError> {
             return Err(PlanError::metadata(key, crate::metadata::json::wrong_type("dtype", "a string", other)));
         }
     };
+    if text == "|O" || text == "|O8" || text == "<O" || text == ">O" {
+        return match object_codec {
+            Some("vlen-utf8") => Ok(Dtype { data_type: DataType::String, endian: None }),
+            Some("vlen-bytes") => Ok(Dtype { data_type: DataType::Bytes, endian: None }),
+            Some(other) => Err(PlanError::unsupported(
+                key,
+                "filters",
+                format!("\"{other}\""),
+                "object arrays are read with the vlen-utf8 or vlen-bytes object codec only",
+            )),
+            None => Err(PlanError::unsupported(
+                key,
+                "dtype",
+                format!("\"{text}\""),
+                "an object dtype needs an object codec (vlen-utf8 or vlen-bytes) as its first filter",
+            )),
+        };
+    }
     typestr(text, key, "dtype")
 }
 
@@ -97,6 +174,9 @@ pub(crate) fn from_draft(value: &Value, key: &str) -> Result<Dtype, PlanError> {
 
 fn typestr(text: &str, key: &str, field: &str) -> Result<Dtype, PlanError> {
     let refuse = |reason: &str| PlanError::unsupported(key, field, format!("\"{text}\""), reason);
+    if let Some(time) = time_type(text) {
+        return time.map_err(|()| refuse("not a NumPy datetime64/timedelta64 type string (e.g. \"<M8[ns]\")"));
+    }
     let mut chars = text.chars();
     let (Some(order), Some(kind)) = (chars.next(), chars.next()) else {
         return Err(refuse("not a NumPy type string (byte order, kind, size)"));
@@ -129,8 +209,10 @@ fn typestr(text: &str, key: &str, field: &str) -> Result<Dtype, PlanError> {
         ('c', 16) => DataType::Complex128,
         ('V', n) if n <= MAX_RAW_BYTES => DataType::Raw { bits: (n * 8) as u32 },
         ('V', _) => return Err(refuse("raw types wider than 2^20 bits are not supported")),
-        ('S' | 'U' | 'O', _) => return Err(refuse("string and object dtypes have no fixed-size Zarr v3 data type")),
-        ('M' | 'm', _) => return Err(refuse("datetime and timedelta dtypes have no Zarr v3 data type")),
+        ('S', n) if n <= MAX_ELEMENT_BYTES => DataType::NullTerminatedBytes { length_bytes: n as u32 },
+        ('U', n) if n <= MAX_ELEMENT_BYTES / 4 => DataType::FixedLengthUtf32 { length_bytes: n as u32 * 4 },
+        ('S' | 'U', _) => return Err(refuse("string types wider than 128 KiB are not supported")),
+        ('O', _) => return Err(refuse("an object dtype needs an object codec")),
         _ => return Err(refuse("no Zarr v3 data type has this kind and size")),
     };
     let endian = match data_type.layout() {
@@ -145,11 +227,11 @@ mod tests {
     use serde_json::json;
 
     use super::{from_draft, from_numpy, Dtype, Endian};
-    use crate::metadata::DataType;
+    use crate::metadata::{DataType, TimeUnit};
     use crate::transfer::plan::PlanError;
 
     fn ok(text: &str) -> Dtype {
-        from_numpy(&json!(text), "a/.zarray").unwrap()
+        from_numpy(&json!(text), None, "a/.zarray").unwrap()
     }
 
     #[test]
@@ -165,17 +247,36 @@ mod tests {
         assert_eq!(ok("<c8"), Dtype { data_type: DataType::Complex64, endian: le });
         assert_eq!(ok("<c16"), Dtype { data_type: DataType::Complex128, endian: le });
         assert_eq!(ok("|V6"), Dtype { data_type: DataType::Raw { bits: 48 }, endian: None });
+        assert_eq!(ok("|S3"), Dtype { data_type: DataType::NullTerminatedBytes { length_bytes: 3 }, endian: None });
+        assert_eq!(
+            ok(">U2"),
+            Dtype { data_type: DataType::FixedLengthUtf32 { length_bytes: 8 }, endian: Some(Endian::Big) }
+        );
+        let time = |unit, scale_factor| DataType::DateTime64 { unit, scale_factor };
+        assert_eq!(ok("<M8[ns]"), Dtype { data_type: time(TimeUnit::Nanosecond, 1), endian: le });
+        assert_eq!(ok(">M8[10s]"), Dtype { data_type: time(TimeUnit::Second, 10), endian: Some(Endian::Big) });
+        assert_eq!(ok("<M8"), Dtype { data_type: time(TimeUnit::Generic, 1), endian: le });
+        assert_eq!(
+            ok("<m8[us]"),
+            Dtype { data_type: DataType::TimeDelta64 { unit: TimeUnit::Microsecond, scale_factor: 1 }, endian: le }
+        );
+        let object = |codec| from_numpy(&json!("|O"), Some(codec), "k").unwrap().data_type;
+        assert_eq!(object("vlen-utf8"), DataType::String);
+        assert_eq!(object("vlen-bytes"), DataType::Bytes);
     }
 
     #[test]
     fn unsupported_numpy_types_name_the_key_and_field() {
         for bad in [
-            json!("|S12"),
-            json!("<U4"),
             json!("|O"),
             json!("|O8"),
-            json!("<M8[ns]"),
-            json!("<m8"),
+            json!("<M8[xs]"),
+            json!("|M8[ns]"),
+            json!("<M8[0s]"),
+            json!("<M8[ns"),
+            json!("<m4[s]"),
+            json!("<m8[2147483648s]"),
+            json!("|S999999999"),
             json!("<f16"),
             json!("|i4"),
             json!("=i4"),
@@ -186,14 +287,15 @@ mod tests {
             json!("|V999999999"),
             json!([["r", "|u1"], ["g", "|u1"]]),
         ] {
-            match from_numpy(&bad, "a/.zarray") {
+            match from_numpy(&bad, None, "a/.zarray") {
                 Err(PlanError::Unsupported { key, field, .. }) => {
                     assert_eq!((key.as_str(), field.as_str()), ("a/.zarray", "dtype"), "{bad}")
                 }
                 other => panic!("{bad}: expected Unsupported, got {other:?}"),
             }
         }
-        assert!(matches!(from_numpy(&json!(4), "k"), Err(PlanError::InvalidMetadata { .. })));
+        assert!(matches!(from_numpy(&json!(4), None, "k"), Err(PlanError::InvalidMetadata { .. })));
+        assert!(matches!(from_numpy(&json!("|O"), Some("pickle"), "k"), Err(PlanError::Unsupported { .. })));
     }
 
     #[test]

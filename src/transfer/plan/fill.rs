@@ -26,6 +26,11 @@ pub(crate) fn v2(value: &Value, data_type: DataType, key: &str) -> Result<FillVa
             }
             Ok(FillValue::from_le_bytes(bytes))
         }
+        // zarr-python 2 gave object arrays the default fill value 0, which fills nothing: numcodecs'
+        // object codecs never store it, and zarr-python 3 reads such chunks as empty items.
+        (Value::Number(n), DataType::String | DataType::Bytes) if n.as_u64() == Some(0) => {
+            Ok(FillValue::zero(data_type))
+        }
         // NumPy turns a bool fill value of 0 or 1 into False or True.
         (Value::Number(n), DataType::Bool) if n.as_u64().is_some_and(|v| v <= 1) => {
             Ok(FillValue::from_le_bytes(vec![n.as_u64().unwrap_or(0) as u8]))
@@ -85,6 +90,14 @@ mod tests {
         assert_eq!(f(json!("-Infinity"), DataType::Float32), f32::NEG_INFINITY.to_le_bytes());
         assert_eq!(f(json!(-7), DataType::Int16), (-7i16).to_le_bytes());
         assert_eq!(f(json!(1), DataType::Bool), [1]);
+        assert_eq!(f(json!(null), DataType::String), b"");
+        assert_eq!(f(json!(0), DataType::String), b"");
+        assert_eq!(f(json!("n/a"), DataType::String), b"n/a");
+        assert_eq!(f(json!("YWI="), DataType::NullTerminatedBytes { length_bytes: 3 }), b"ab\0");
+        assert_eq!(f(json!("ab"), DataType::FixedLengthUtf32 { length_bytes: 12 }), b"a\0\0\0b\0\0\0\0\0\0\0");
+        let ns = DataType::DateTime64 { unit: crate::metadata::TimeUnit::Nanosecond, scale_factor: 1 };
+        assert_eq!(f(json!(-9223372036854775808i64), ns), i64::MIN.to_le_bytes());
+        assert_eq!(f(json!("NaT"), ns), i64::MIN.to_le_bytes());
         assert_eq!(f(json!(true), DataType::Bool), [1]);
         assert_eq!(f(json!("AQID"), DataType::Raw { bits: 24 }), [1, 2, 3]);
         assert_eq!(

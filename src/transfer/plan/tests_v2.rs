@@ -92,8 +92,9 @@ fn unsupported_compressors_dtypes_and_filters_name_the_array() {
         (json!({"compressor": {"id": "lz4", "acceleration": 1}}), "compressor.id"),
         (json!({"compressor": {"id": "zlib", "level": 1, "wbits": 9}}), "compressor.wbits"),
         (json!({"filters": [{"id": "delta", "dtype": "<i2"}]}), "filters"),
-        (json!({"dtype": "|S4", "fill_value": ""}), "dtype"),
-        (json!({"dtype": "<U2"}), "dtype"),
+        (json!({"dtype": "|O", "filters": [{"id": "pickle"}]}), "filters"),
+        (json!({"dtype": "|O", "filters": [{"id": "vlen-utf8"}], "order": "F"}), "order"),
+        (json!({"dtype": "|O", "filters": [{"id": "vlen-utf8"}, {"id": "delta", "dtype": "<i2"}]}), "filters"),
         (json!({"dtype": "|O"}), "dtype"),
         (json!({"dtype": [["x", "<i2"], ["y", "<f4"]]}), "dtype"),
     ];

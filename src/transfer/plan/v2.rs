@@ -110,9 +110,13 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
     zarr_format(required(obj, "zarr_format", key)?, key)?;
     let (shape, chunks) =
         shape_and_chunks(required(obj, "shape", key)?, required(obj, "chunks", key)?, ("shape", "chunks"), key)?;
-    let dtype = dtype::from_numpy(required(obj, "dtype", key)?, key)?;
+    let filters = obj.get("filters");
+    let dtype = dtype::from_numpy(required(obj, "dtype", key)?, dtype::object_codec(filters), key)?;
     let f_order = f_order(required(obj, "order", key)?, "order", key)?;
-    no_filters(obj.get("filters"), key)?;
+    // An object array's first filter is its object codec, which becomes the array -> bytes codec.
+    let filters =
+        if dtype.data_type.is_variable_length() { dtype::after_object_codec(filters) } else { filters.cloned() };
+    no_filters(filters.as_ref(), key)?;
     let compressor = compressor::from_v2(required(obj, "compressor", key)?, dtype, key)?;
     let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type, key)?;
     let sep = match obj.get("dimension_separator") {
