@@ -12,13 +12,30 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool,
     let store = opened.store.clone();
     let array = Array::open(store, array)?;
     let Selection { offset, shape, kept } = parse_region(region.unwrap_or(""), array.shape())?;
-    let bytes = array.read_region_bytes(&offset, &shape)?;
+    let data_type = array.data_type();
+    if raw && data_type.is_variable_length() {
+        return Err(CliError(format!(
+            "--raw: {} has variable-length elements ({data_type}), which have no fixed-size bytes; use --json",
+            array.path()
+        )));
+    }
     let mut out = std::io::stdout().lock();
     if raw {
-        out.write_all(&bytes)?;
+        out.write_all(&array.read_region_bytes(&offset, &shape)?)?;
     } else {
+        let elements: Vec<Value> = match data_type {
+            DataType::String => array.read_items::<String>(&offset, &shape)?.into_iter().map(Value::from).collect(),
+            DataType::Bytes => {
+                array.read_items::<Vec<u8>>(&offset, &shape)?.iter().map(|b| render::bytes_item(b)).collect()
+            }
+            _ => {
+                let size = data_type.size();
+                let bytes = array.read_region_bytes(&offset, &shape)?;
+                bytes.chunks_exact(size).map(|e| render::element(e, data_type)).collect()
+            }
+        };
         let dims: Vec<u64> = shape.iter().zip(&kept).filter(|(_, k)| **k).map(|(s, _)| *s).collect();
-        let value = nest(&bytes, &dims, array.data_type());
+        let value = nest(&elements, &dims);
         if as_json {
             writeln!(out, "{value}")?;
         } else {
@@ -86,14 +103,13 @@ fn parse_region(text: &str, array_shape: &[u64]) -> Result<Selection, CliError> 
     Ok(Selection { offset, shape, kept })
 }
 
-/// Nested JSON lists of the elements of a C-order buffer.
-fn nest(bytes: &[u8], dims: &[u64], data_type: DataType) -> Value {
-    let size = data_type.size();
+/// Nested JSON lists of C-order elements.
+fn nest(elements: &[Value], dims: &[u64]) -> Value {
     match dims.split_first() {
-        None => render::element(&bytes[..size], data_type),
+        None => elements.first().cloned().unwrap_or(Value::Null),
         Some((&n, rest)) => {
-            let stride = rest.iter().product::<u64>() as usize * size;
-            (0..n as usize).map(|i| nest(&bytes[i * stride..(i + 1) * stride], rest, data_type)).collect()
+            let stride = rest.iter().product::<u64>() as usize;
+            (0..n as usize).map(|i| nest(&elements[i * stride..(i + 1) * stride], rest)).collect()
         }
     }
 }

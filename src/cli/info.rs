@@ -52,10 +52,12 @@ fn array_fields(a: &Array, doc: &mut Map<String, Value>) -> Result<(), super::Cl
     doc.insert("fill_value".into(), meta["fill_value"].clone());
     doc.insert("codecs".into(), meta["codecs"].clone());
     doc.insert("dimension_names".into(), meta.get("dimension_names").cloned().unwrap_or(Value::Null));
-    doc.insert("nbytes".into(), json!(nbytes as u64));
+    // Variable-length items have no size without reading every chunk: not guessed.
+    let vlen = a.data_type().is_variable_length();
+    doc.insert("nbytes".into(), if vlen { Value::Null } else { json!(nbytes as u64) });
     doc.insert("nbytes_stored".into(), nbytes_stored.into());
     let ratio = if nbytes_stored == 0 { 0.0 } else { nbytes as f64 / nbytes_stored as f64 };
-    doc.insert("ratio".into(), json!((ratio * 1000.0).round() / 1000.0));
+    doc.insert("ratio".into(), if vlen { Value::Null } else { json!((ratio * 1000.0).round() / 1000.0) });
     doc.insert("chunks_initialized".into(), stored.len().into());
     doc.insert("chunks_total".into(), json!(chunks_total as u64));
     Ok(())

@@ -1,7 +1,7 @@
 //! Text renderings shared by the commands.
 
 use serde_json::Value;
-use zarrdb::{Array, DataType, FillValue};
+use zarrdb::{Array, DataType, FillValue, TimeUnit};
 
 /// `[10, 20]` for a shape.
 pub(crate) fn shape(dims: &[u64]) -> String {
@@ -13,7 +13,107 @@ pub(crate) fn codecs(array: &Array) -> String {
     array.metadata().codecs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
 }
 
-/// One element as JSON, in the notation of `fill_value` (so NaN and infinities are strings).
+/// One element as JSON, in the notation of `fill_value` (so NaN and infinities are strings),
+/// except where that notation is not for people: byte strings show as text (see [`bytes_item`])
+/// and datetimes as ISO 8601 (see [`datetime`]).
 pub(crate) fn element(bytes: &[u8], data_type: DataType) -> Value {
-    FillValue::from_le_bytes(bytes.to_vec()).to_json(data_type)
+    match data_type {
+        DataType::NullTerminatedBytes { .. } => {
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            bytes_item(&bytes[..end])
+        }
+        DataType::DateTime64 { unit, scale_factor } => {
+            let ticks = i64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
+            datetime(ticks, unit, scale_factor)
+        }
+        DataType::TimeDelta64 { .. } if bytes[..8] == i64::MIN.to_le_bytes() => "NaT".into(),
+        _ => FillValue::from_le_bytes(bytes.to_vec()).to_json(data_type),
+    }
+}
+
+/// A byte string: a JSON string when it is UTF-8, `{"base64": "..."}` otherwise, so the two can
+/// never be confused.
+pub(crate) fn bytes_item(bytes: &[u8]) -> Value {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.into(),
+        Err(_) => {
+            let meta = FillValue::from_le_bytes(bytes.to_vec()).to_json(DataType::Bytes);
+            serde_json::json!({ "base64": meta })
+        }
+    }
+}
+
+/// A `datetime64` value as ISO 8601 text in its own unit ("2001-01-01T06:00:00"), "NaT", or the
+/// bare tick count where it has no calendar reading (generic unit, or beyond the years ±262,000).
+pub(crate) fn datetime(ticks: i64, unit: TimeUnit, scale_factor: u32) -> Value {
+    if ticks == i64::MIN {
+        return "NaT".into();
+    }
+    let Some(n) = i128::from(ticks).checked_mul(i128::from(scale_factor)) else { return ticks.into() };
+    // (seconds per unit, or a calendar unit), fractional digits shown
+    let text = match unit {
+        TimeUnit::Year => Some(format!("{}", 1970 + n)),
+        TimeUnit::Month => {
+            let (y, m) = (1970 + n.div_euclid(12), n.rem_euclid(12) + 1);
+            Some(format!("{y}-{m:02}"))
+        }
+        TimeUnit::Week => civil(n * 7 * 86_400, 0, 0).map(|t| t[..10].to_owned()),
+        TimeUnit::Day => civil(n * 86_400, 0, 0).map(|t| t[..10].to_owned()),
+        TimeUnit::Hour => civil(n * 3_600, 0, 0),
+        TimeUnit::Minute => civil(n * 60, 0, 0),
+        TimeUnit::Second => civil(n, 0, 0),
+        TimeUnit::Millisecond => civil(n.div_euclid(1_000), n.rem_euclid(1_000), 3),
+        TimeUnit::Microsecond => civil(n.div_euclid(1_000_000), n.rem_euclid(1_000_000), 6),
+        TimeUnit::Nanosecond => civil(n.div_euclid(1_000_000_000), n.rem_euclid(1_000_000_000), 9),
+        TimeUnit::Picosecond => civil(n.div_euclid(10i128.pow(12)), n.rem_euclid(10i128.pow(12)), 12),
+        TimeUnit::Femtosecond => civil(n.div_euclid(10i128.pow(15)), n.rem_euclid(10i128.pow(15)), 15),
+        TimeUnit::Attosecond => civil(n.div_euclid(10i128.pow(18)), n.rem_euclid(10i128.pow(18)), 18),
+        _ => None,
+    };
+    text.map_or_else(|| ticks.into(), Value::from)
+}
+
+/// `seconds` since 1970-01-01T00:00:00 plus a fraction of `digits` digits, proleptic Gregorian
+/// (the civil-from-days algorithm); `None` outside the years ±262,000.
+fn civil(seconds: i128, fraction: i128, digits: usize) -> Option<String> {
+    const LIMIT: i128 = 262_000 * 366 * 86_400;
+    if !(-LIMIT..=LIMIT).contains(&seconds) {
+        return None;
+    }
+    let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    let mut text = format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}", secs / 3_600, secs / 60 % 60, secs % 60);
+    if digits > 0 {
+        text.push_str(&format!(".{fraction:0digits$}"));
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use zarrdb::TimeUnit;
+
+    use super::datetime;
+
+    #[test]
+    fn datetimes_read_as_numpy_prints_them() {
+        let d = |ticks, unit, scale| datetime(ticks, unit, scale).as_str().map(str::to_owned);
+        assert_eq!(d(0, TimeUnit::Second, 1).unwrap(), "1970-01-01T00:00:00");
+        assert_eq!(d(978_307_200, TimeUnit::Second, 1).unwrap(), "2001-01-01T00:00:00");
+        assert_eq!(d(-1, TimeUnit::Nanosecond, 1).unwrap(), "1969-12-31T23:59:59.999999999");
+        assert_eq!(d(11_017, TimeUnit::Day, 1).unwrap(), "2000-03-01");
+        assert_eq!(d(1, TimeUnit::Hour, 6).unwrap(), "1970-01-01T06:00:00");
+        assert_eq!(d(13, TimeUnit::Month, 1).unwrap(), "1971-02");
+        assert_eq!(d(i64::MIN, TimeUnit::Nanosecond, 1).unwrap(), "NaT");
+        assert_eq!(datetime(i64::MAX, TimeUnit::Day, 1), serde_json::json!(i64::MAX), "beyond the calendar");
+        assert_eq!(datetime(5, TimeUnit::Generic, 1), serde_json::json!(5));
+    }
 }

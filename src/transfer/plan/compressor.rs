@@ -147,7 +147,9 @@ fn convert(
             // `typesize` appears in some writers' configurations; the frame header records the
             // one used, so the data type's size is written instead.
             p.only(&["cname", "clevel", "shuffle", "blocksize", "typesize"])?;
-            let size = dtype.data_type.size();
+            // Variable-length chunks reach the compressor as an item list, a plain byte buffer, and
+            // blosc's typesize stops at 255 (numcodecs passes wider items as bytes too).
+            let size = dtype.data_type.size().clamp(1, 255);
             let shuffle = match p.get("shuffle") {
                 // numcodecs' default: byte shuffle.
                 None => "shuffle",
