@@ -20,6 +20,8 @@ pub(super) struct ArraySpec {
     /// Chunks are stored in F (column-major) order.
     pub f_order: bool,
     pub compressor: Option<NamedConfig>,
+    /// Zarr v2 filters (none in the other layouts).
+    pub filters: super::filters::Filters,
     pub fill_value: FillValue,
     pub encoding: ChunkKeyEncoding,
     pub attributes: Map<String, Value>,
@@ -38,10 +40,12 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
         let order: Vec<Value> = (0..rank).rev().map(Value::from).collect();
         codecs.push(NamedConfig::with_configuration("transpose", single("order", Value::Array(order))));
     }
-    codecs.push(match spec.dtype.endian {
+    codecs.extend(spec.filters.array);
+    codecs.push(match spec.filters.endian.unwrap_or(spec.dtype.endian) {
         Some(endian) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
         None => NamedConfig::new("bytes"),
     });
+    codecs.extend(spec.filters.bytes);
     codecs.extend(spec.compressor);
     meta.codecs = codecs;
     meta.chunk_key_encoding = spec.encoding;
@@ -106,7 +110,8 @@ pub(super) fn f_order(value: &Value, field: &str, key: &str) -> Result<bool, Pla
     }
 }
 
-/// A v2 `filters` member (v1 and the draft have none): null or empty, as no filter is converted.
+/// A draft `filters` member: null or empty, as no draft filter is converted (v2 filters are,
+/// by `filters::from_v2`).
 pub(super) fn no_filters(value: Option<&Value>, key: &str) -> Result<(), PlanError> {
     match value {
         None | Some(Value::Null) => Ok(()),

@@ -7,9 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::convert::{
-    array_document, f_order, group_document, no_filters, object, required, shape_and_chunks, ArraySpec,
-};
+use super::convert::{array_document, f_order, group_document, object, required, shape_and_chunks, ArraySpec};
 use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource};
 use super::{
     compressor, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
@@ -112,7 +110,7 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
         shape_and_chunks(required(obj, "shape", key)?, required(obj, "chunks", key)?, ("shape", "chunks"), key)?;
     let dtype = dtype::from_numpy(required(obj, "dtype", key)?, key)?;
     let f_order = f_order(required(obj, "order", key)?, "order", key)?;
-    no_filters(obj.get("filters"), key)?;
+    let filters = super::filters::from_v2(obj.get("filters"), dtype, key)?;
     let compressor = compressor::from_v2(required(obj, "compressor", key)?, dtype, key)?;
     let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type, key)?;
     let sep = match obj.get("dimension_separator") {
@@ -132,6 +130,7 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
         dtype,
         f_order,
         compressor,
+        filters,
         fill_value,
         encoding: ChunkKeyEncoding::V2(sep),
         attributes,
