@@ -118,10 +118,29 @@ impl Scalar {
     }
 
     /// Append this value as an element of `data_type`, converting like numpy's unsafe cast:
-    /// integers wrap, floats round to nearest, floats to integers truncate toward zero (numpy
-    /// leaves out-of-range and NaN results to the platform; here they saturate, NaN gives 0).
+    /// integers wrap, floats round to nearest, floats to integers truncate toward zero.
+    /// numpy leaves floats outside the target's range to the C compiler, which on x86-64
+    /// converts to `int32` (targets up to 16 bits and `int32`) or `int64` (wider) and keeps the
+    /// low bits, so e.g. -1.0 becomes 255 as `uint8`. That is reproduced, with the "integer
+    /// indefinite" (the intermediate type's minimum) for NaN and values beyond it.
     pub fn write(self, data_type: DataType, out: &mut Vec<u8>) {
-        macro_rules! conv {
+        // 2^31 and 2^63, exactly.
+        const I32_END: f64 = 2_147_483_648.0;
+        const I64_END: f64 = 9_223_372_036_854_775_808.0;
+        let via_i32 = |v: f64| if v > -I32_END - 1.0 && v < I32_END { v as i32 } else { i32::MIN };
+        let via_i64 = |v: f64| if (-I64_END..I64_END).contains(&v) { v as i64 } else { i64::MIN };
+        let via_u64 = |v: f64| if v >= I64_END { v as u64 } else { via_i64(v) as u64 };
+        // An integer target, with the intermediate type float conversions go through.
+        macro_rules! int {
+            ($t:ty, $via:expr) => {
+                match self {
+                    Scalar::Int(v) => v as $t,
+                    Scalar::UInt(v) => v as $t,
+                    Scalar::Float(v) => $via(v) as $t,
+                }
+            };
+        }
+        macro_rules! float {
             ($t:ty) => {
                 match self {
                     Scalar::Int(v) => v as $t,
@@ -136,14 +155,14 @@ impl Scalar {
                 Scalar::UInt(v) => v != 0,
                 Scalar::Float(v) => v != 0.0,
             })),
-            DataType::Int8 => out.extend_from_slice(&conv!(i8).to_le_bytes()),
-            DataType::Int16 => out.extend_from_slice(&conv!(i16).to_le_bytes()),
-            DataType::Int32 => out.extend_from_slice(&conv!(i32).to_le_bytes()),
-            DataType::Int64 => out.extend_from_slice(&conv!(i64).to_le_bytes()),
-            DataType::UInt8 => out.extend_from_slice(&conv!(u8).to_le_bytes()),
-            DataType::UInt16 => out.extend_from_slice(&conv!(u16).to_le_bytes()),
-            DataType::UInt32 => out.extend_from_slice(&conv!(u32).to_le_bytes()),
-            DataType::UInt64 => out.extend_from_slice(&conv!(u64).to_le_bytes()),
+            DataType::Int8 => out.extend_from_slice(&int!(i8, via_i32).to_le_bytes()),
+            DataType::Int16 => out.extend_from_slice(&int!(i16, via_i32).to_le_bytes()),
+            DataType::Int32 => out.extend_from_slice(&int!(i32, via_i32).to_le_bytes()),
+            DataType::Int64 => out.extend_from_slice(&int!(i64, via_i64).to_le_bytes()),
+            DataType::UInt8 => out.extend_from_slice(&int!(u8, via_i32).to_le_bytes()),
+            DataType::UInt16 => out.extend_from_slice(&int!(u16, via_i32).to_le_bytes()),
+            DataType::UInt32 => out.extend_from_slice(&int!(u32, via_i64).to_le_bytes()),
+            DataType::UInt64 => out.extend_from_slice(&int!(u64, via_u64).to_le_bytes()),
             DataType::Float16 => {
                 let h = match self {
                     // numpy converts integers to half through double; so does this.
@@ -153,8 +172,8 @@ impl Scalar {
                 };
                 out.extend_from_slice(&h.to_le_bytes())
             }
-            DataType::Float32 => out.extend_from_slice(&conv!(f32).to_le_bytes()),
-            DataType::Float64 => out.extend_from_slice(&conv!(f64).to_le_bytes()),
+            DataType::Float32 => out.extend_from_slice(&float!(f32).to_le_bytes()),
+            DataType::Float64 => out.extend_from_slice(&float!(f64).to_le_bytes()),
             other => unreachable!("{other} is refused when the codec is configured"),
         }
     }
