@@ -22,7 +22,7 @@ impl AsType {
     pub fn from_metadata(meta: &NamedConfig, decoded: &ChunkSpec) -> Result<AsType, CodecError> {
         let config = Config::new(NAME, meta, &["encode_dtype", "decode_dtype"])?;
         let encode_dtype = Dtype::required(&config, "encode_dtype")?;
-        let decode_dtype = Dtype::required(&config, "decode_dtype")?;
+        let decode_dtype = Dtype::or_received(&config, "decode_dtype", decoded.data_type)?;
         decode_dtype.must_be(&config, "decode_dtype", decoded.data_type)?;
         Ok(AsType { encode_dtype, decode_dtype })
     }

@@ -78,7 +78,7 @@ impl FixedScaleOffset {
         let config = Config::new(NAME, meta, &["offset", "scale", "dtype", "astype"])?;
         let (offset, raw_offset) = number(&config, "offset")?;
         let (scale, raw_scale) = number(&config, "scale")?;
-        let dtype = Dtype::required(&config, "dtype")?;
+        let dtype = Dtype::or_received(&config, "dtype", decoded.data_type)?;
         dtype.must_be(&config, "dtype", decoded.data_type)?;
         let astype = Dtype::optional(&config, "astype")?;
         let numeric = |t: DataType| numpy::is_integer(t) || numpy::is_float(t);

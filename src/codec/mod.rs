@@ -213,7 +213,7 @@ impl CodecChain {
                         "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type)?),
                         zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
                         "crc32c" => Box::new(crc32c::Crc32c::from_metadata(codec)?),
-                        _ => numcodecs::bytes_to_bytes(codec)?,
+                        _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,
                     });
                 }
                 name => return Err(CodecError::UnknownCodec { name: name.to_owned() }),

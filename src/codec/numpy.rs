@@ -54,6 +54,32 @@ impl Dtype {
         Ok(Dtype::optional(config, field)?.expect("required"))
     }
 
+    /// The member `field`, or the type of the data the codec receives when it is absent, as
+    /// zarr-python 3 fills it in (`evolve_from_array_spec`) for fixedscaleoffset, quantize and
+    /// astype; written back explicitly.
+    pub fn or_received(config: &Config<'_>, field: &str, received: DataType) -> Result<Dtype, CodecError> {
+        match Dtype::optional(config, field)? {
+            Some(dtype) => Ok(dtype),
+            None => {
+                let kind = if is_float(received) {
+                    'f'
+                } else if received == DataType::Bool {
+                    'b'
+                } else if is_integer(received) && received.name().starts_with('u') {
+                    'u'
+                } else {
+                    'i'
+                };
+                let order = if received.size() == 1 { '|' } else { '<' };
+                let text = format!("{order}{kind}{}", received.size());
+                match parse(&text) {
+                    Some(data_type) => Ok(Dtype { data_type, text }),
+                    None => Err(config.error(field, format!("required for the data type {received}"))),
+                }
+            }
+        }
+    }
+
     /// Refuse a configuration whose dtype is not the type of the data the codec will receive:
     /// numcodecs would reinterpret the bytes, which a codec working on values cannot reproduce.
     pub fn must_be(&self, config: &Config<'_>, field: &str, actual: DataType) -> Result<(), CodecError> {

@@ -39,7 +39,7 @@ impl Quantize {
         config.required("digits")?;
         // Beyond ±300 digits 10^-digits leaves the float64 range and numcodecs' scale is 0 or inf.
         let digits = config.int("digits", -300..=300)?.expect("required");
-        let dtype = Dtype::required(&config, "dtype")?;
+        let dtype = Dtype::or_received(&config, "dtype", decoded.data_type)?;
         dtype.must_be(&config, "dtype", decoded.data_type)?;
         let astype = Dtype::optional(&config, "astype")?;
         for (field, t) in [("dtype", Some(&dtype)), ("astype", astype.as_ref())] {

@@ -17,10 +17,11 @@ pub(crate) struct Shuffle {
 }
 
 impl Shuffle {
-    pub fn from_metadata(meta: &NamedConfig) -> Result<Shuffle, CodecError> {
+    /// `item_size`: the array's element size, which zarr-python 3 uses when `elementsize` is
+    /// absent (numcodecs' own default, 4, applies to v2 filters, whose import writes it out).
+    pub fn from_metadata(meta: &NamedConfig, item_size: usize) -> Result<Shuffle, CodecError> {
         let config = Config::new(NAME, meta, &["elementsize"])?;
-        // numcodecs' default; zarr-python 3 writes the member explicitly.
-        let elementsize = config.int("elementsize", 0..=i64::from(u32::MAX))?.unwrap_or(4) as usize;
+        let elementsize = config.int("elementsize", 0..=i64::from(u32::MAX))?.map_or(item_size, |v| v as usize);
         Ok(Shuffle { elementsize })
     }
 

@@ -88,7 +88,10 @@ pub(crate) fn from_v2(value: Option<&Value>, dtype: Dtype, key: &str) -> Result<
             return Err(refuse("this filter needs string or object data types, which zarrdb does not have yet"));
         }
         if id == "shuffle" {
-            filters.bytes.push(codec);
+            // numcodecs' default element size; the v3 codec's default is the array's item size.
+            let mut params = params.clone();
+            params.entry("elementsize").or_insert(Value::from(4));
+            filters.bytes.push(NamedConfig::with_configuration("numcodecs.shuffle", params));
             continue;
         }
         let Some((input, output)) = element_filter(id) else {
