@@ -1,11 +1,12 @@
-//! `numcodecs.bz2`: a bzip2 stream as Python's `bz2.compress(data, level)` writes it. Like
-//! `bz2.decompress`, decoding reads concatenated streams. The `bzip2` crate's default backend is
-//! a Rust port of libbzip2, so nothing but cargo is needed to build it.
+//! `numcodecs.bz2`: a bzip2 stream as Python's `bz2.compress(data, level)` writes it. Decoding
+//! follows `bz2.decompress`: concatenated streams are read, and data after a complete stream
+//! that is not another one is ignored. The `bzip2` crate's default backend is a Rust port of
+//! libbzip2, so nothing but cargo is needed to build it.
 
 use std::borrow::Cow;
 use std::io::{Read, Write};
 
-use bzip2::read::MultiBzDecoder;
+use bzip2::bufread::BzDecoder;
 use bzip2::write::BzEncoder;
 use bzip2::Compression;
 
@@ -45,14 +46,28 @@ impl BytesToBytes for Bz2 {
             // bzip2 data.
             return Err(CodecError::Corrupt { codec: NAME, reason: "empty input".into() });
         }
-        // One byte past the limit tells a bomb from a stream that fills the limit exactly.
         let mut out = Vec::new();
-        MultiBzDecoder::new(&encoded[..])
-            .take(max_decoded.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| CodecError::Corrupt { codec: NAME, reason: e.to_string() })?;
-        if out.len() as u64 > max_decoded {
-            return Err(CodecError::TooLarge { codec: NAME, limit: max_decoded });
+        let mut rest: &[u8] = &encoded;
+        let mut first = true;
+        while !rest.is_empty() {
+            let before = out.len();
+            // One byte past the limit tells a bomb from a stream that fills the limit exactly.
+            let room = (max_decoded + 1).saturating_sub(before as u64);
+            let mut decoder = BzDecoder::new(rest);
+            let result = (&mut decoder).take(room).read_to_end(&mut out);
+            if out.len() as u64 > max_decoded {
+                return Err(CodecError::TooLarge { codec: NAME, limit: max_decoded });
+            }
+            // Below the limit, `Ok` means the stream reached its end marker.
+            match result {
+                Ok(_) => rest = decoder.into_inner(),
+                Err(e) if first => return Err(CodecError::Corrupt { codec: NAME, reason: e.to_string() }),
+                Err(_) => {
+                    out.truncate(before);
+                    break;
+                }
+            }
+            first = false;
         }
         Ok(out)
     }
@@ -89,6 +104,10 @@ mod tests {
         let mut twice = enc.clone();
         twice.extend_from_slice(&enc);
         assert_eq!(bz2.decode(Cow::Owned(twice), 2 * data.len() as u64).unwrap().len(), 2 * data.len());
+        // Python's bz2.decompress ignores data after a complete stream that is not another one.
+        let mut trailing = enc.clone();
+        trailing.extend_from_slice(b"trailing garbage");
+        assert_eq!(bz2.decode(Cow::Owned(trailing), data.len() as u64).unwrap(), data);
         for bad in [enc[..enc.len() / 2].to_vec(), b"BZh9garbage".to_vec(), vec![]] {
             assert!(matches!(bz2.decode(Cow::Owned(bad), 1 << 20), Err(CodecError::Corrupt { .. })));
         }
