@@ -63,7 +63,10 @@ def v3_filter_cases():
         ("fso_i4_ints", walk(64, "<i4"), (64,), [z3.FixedScaleOffset(offset=5, scale=3, dtype="<i4")], None, 0, True),
         ("fso_i2_to_f4", walk(64, "<i2"), (32,), [z3.FixedScaleOffset(offset=-3, scale=0.5, dtype="<i2", astype="<f4")], None, 0, True),
         ("fso_u2_to_f8", walk(30, "<i8").astype("<u2"), (30,), [z3.FixedScaleOffset(offset=2, scale=0.1, dtype="<u2", astype="<f8")], None, 0, True),
+        ("fso_i4_float_offset", walk(50, "<i4"), (50,), [z3.FixedScaleOffset(offset=2.5, scale=3, dtype="<i4", astype="<i2")], None, 0, True),
+        ("fso_f2", floats(50, "<f2", 10.0), (50,), [z3.FixedScaleOffset(offset=1, scale=7, dtype="<f2", astype="<i2")], None, 0, True),
         ("quantize_f8", floats(80, "<f8"), (25,), [z3.Quantize(digits=3, dtype="<f8")], None, 0, True),
+        ("quantize_f2_negative_digits", floats(40, "<f2", 300.0), (40,), [z3.Quantize(digits=-1, dtype="<f2")], None, 0, True),
         # zarr-python 3.1 keeps the array's type after a quantize with another astype, so such an
         # array cannot be read back there; quantize's astype is covered by the v2 cases.
         ("quantize_f4", floats(80, "<f4", 5.0), (80,), [z3.Quantize(digits=2, dtype="<f4")], None, 0, True),
@@ -72,6 +75,10 @@ def v3_filter_cases():
         ("bitround_f2", floats(50, "<f2", 10.0), (50,), [z3.BitRound(keepbits=3)], None, 0, True),
         ("astype_f8_f4", floats(40, "<f8"), (40,), [z3.AsType(encode_dtype="<f4", decode_dtype="<f8")], None, 0, True),
         ("astype_i4_i2", walk(40, "<i4"), (16,), [z3.AsType(encode_dtype="<i2", decode_dtype="<i4")], None, 0, True),
+        ("astype_f4_i2_truncates", floats(40, "<f4"), (40,), [z3.AsType(encode_dtype="<i2", decode_dtype="<f4")], None, 0, True),
+        ("astype_i4_f2", walk(40, "<i4"), (40,), [z3.AsType(encode_dtype="<f2", decode_dtype="<i4")], None, 0, True),
+        ("bitround_f4_keep0", floats(40, "<f4"), (40,), [z3.BitRound(keepbits=0)], None, 0, True),
+        ("delta_f4_shuffle_lz4", floats(64, "<f4"), (64,), [z3.Delta(dtype="<f4")], [z3.Shuffle(elementsize=4), z3.LZ4()], 0, True),
         ("packbits_1d", RNG.random(37) > 0.5, (37,), [z3.PackBits()], None, False, True),
         ("packbits_2d", (s.reshape(6, 10) % 3 == 0), (4, 3), [z3.PackBits()], None, False, True),
         ("delta_fso_chain", f8, (20,), [z3.FixedScaleOffset(offset=1000, scale=10, dtype="<f8", astype="<i4"), z3.Delta(dtype="<i4")], [z3.LZ4()], 0, True),
