@@ -159,12 +159,20 @@ impl Lzma {
         Ok(Lzma { format, check, preset, filters, config: config_map })
     }
 
-    fn filter_chain(&self) -> Result<Filters, liblzma::stream::Error> {
+    /// The raw filter chain. `decode_limit`: when decoding at most that many bytes, the
+    /// dictionary is sized to it: a raw stream has no header, the decoder allocates the
+    /// dictionary the configuration names (up to 1.5 GiB), and no valid match reaches further
+    /// back than the output so far, so a dictionary of the output's size decodes the same.
+    fn filter_chain(&self, decode_limit: Option<u64>) -> Result<Filters, liblzma::stream::Error> {
         let mut chain = Filters::new();
         for filter in &self.filters {
             match *filter {
                 Filter::Lzma { lzma2, preset, dict_size, lc, lp, pb } => {
                     let mut opts = LzmaOptions::new_preset(preset)?;
+                    let dict_size = match decode_limit {
+                        Some(limit) => Some(limit.clamp(4096, 1536 << 20) as u32),
+                        None => dict_size,
+                    };
                     dict_size.map(|v| opts.dict_size(v));
                     lc.map(|v| opts.literal_context_bits(v));
                     lp.map(|v| opts.literal_position_bits(v));
@@ -207,15 +215,15 @@ impl Lzma {
                 Stream::new_easy_encoder(preset, check)
             }
             Format::Alone => Stream::new_lzma_encoder(&LzmaOptions::new_preset(preset)?),
-            Format::Raw => Stream::new_raw_encoder(&self.filter_chain()?),
+            Format::Raw => Stream::new_raw_encoder(&self.filter_chain(None)?),
         }
     }
 
-    fn decoder(&self) -> Result<Stream, liblzma::stream::Error> {
+    fn decoder(&self, max_decoded: u64) -> Result<Stream, liblzma::stream::Error> {
         match self.format {
             Format::Xz => Stream::new_stream_decoder(MEMLIMIT, 0),
             Format::Alone => Stream::new_lzma_decoder(MEMLIMIT),
-            Format::Raw => Stream::new_raw_decoder(&self.filter_chain()?),
+            Format::Raw => Stream::new_raw_decoder(&self.filter_chain(Some(max_decoded))?),
         }
     }
 
@@ -223,7 +231,7 @@ impl Lzma {
     /// `max_decoded` bytes; returns the input bytes the stream took.
     fn decode_stream(&self, input: &[u8], out: &mut Vec<u8>, max_decoded: u64) -> Result<usize, CodecError> {
         let corrupt = |reason: String| CodecError::Corrupt { codec: NAME, reason };
-        let mut stream = self.decoder().map_err(|e| corrupt(format!("cannot start the decoder: {e:?}")))?;
+        let mut stream = self.decoder(max_decoded).map_err(|e| corrupt(format!("cannot start the decoder: {e:?}")))?;
         let mut buf = vec![0u8; 64 << 10];
         let mut pos = 0usize;
         loop {
