@@ -121,7 +121,7 @@ impl FixedScaleOffset {
                 None => Scalar::Float(x as f64 - as_f64(self.offset)),
             };
             let step = match (as_i128(step), as_i128(self.scale)) {
-                (Some(s), Some(k)) => wrap(s * k, from),
+                (Some(s), Some(k)) => wrap(s.wrapping_mul(k), from),
                 _ => Scalar::Float((as_f64(step) * as_f64(self.scale)).round_ties_even()),
             };
             step.write(to, out);
@@ -206,5 +206,27 @@ mod tests {
         assert_eq!(wrap(-1, DataType::UInt16), Scalar::UInt(65535));
         assert!(fits(255, DataType::UInt8) && !fits(256, DataType::UInt8) && !fits(-1, DataType::UInt8));
         assert!(fits(-128, DataType::Int8) && !fits(-129, DataType::Int8));
+    }
+
+    #[test]
+    fn uint64_extremes_wrap_without_overflow() {
+        let meta = crate::metadata::NamedConfig::from_json(
+            &serde_json::json!({"name": super::NAME,
+                "configuration": {"offset": 0, "scale": u64::MAX, "dtype": "<u8"}}),
+            "codecs[0]",
+            false,
+        )
+        .unwrap();
+        let spec = crate::codec::ChunkSpec {
+            shape: vec![2],
+            data_type: DataType::UInt64,
+            fill_value: crate::metadata::FillValue::zero(DataType::UInt64),
+        };
+        let codec = super::FixedScaleOffset::from_metadata(&meta, &spec).unwrap();
+        let data: Vec<u8> = [u64::MAX, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let enc = codec.encode_values(&data);
+        // numpy: (x - 0) * (2^64 - 1) mod 2^64 = -x mod 2^64.
+        let want: Vec<u8> = [1u64, u64::MAX - 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(enc, want);
     }
 }
