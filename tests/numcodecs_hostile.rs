@@ -132,6 +132,10 @@ fn configurations_zarrdb_cannot_honour_name_the_field() {
             "filters[0].mf",
         ),
         (json!({"name": "numcodecs.lzma", "configuration": {"format": 2, "check": 4}}), "check"),
+        (
+            json!({"name": "numcodecs.lzma", "configuration": {"format": 3, "filters": [{"id": 33, "lc": 4, "lp": 1}]}}),
+            "filters[0].lc",
+        ),
         (json!({"name": "numcodecs.lz4", "configuration": {"acceleration": "fast"}}), "acceleration"),
         (json!({"name": "numcodecs.bz2", "configuration": {"level": 0}}), "level"),
     ];

@@ -95,6 +95,9 @@ fn parse_filter(config: &Config<'_>, i: usize, value: &Value) -> Result<Filter, 
             },
         }
     };
+    if id == FILTER_LZMA2 && small("lc", 4)?.unwrap_or(3) + small("lp", 4)?.unwrap_or(0) > 4 {
+        return Err(config.error(&field("lc"), "LZMA2 needs lc + lp <= 4"));
+    }
     Ok(match id {
         FILTER_DELTA => Filter::Delta { dist: small("dist", 256)?.unwrap_or(1).max(1) },
         FILTER_LZMA1 | FILTER_LZMA2 => Filter::Lzma {
