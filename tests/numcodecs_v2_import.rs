@@ -3,8 +3,9 @@
 //! fixedscaleoffset in F order before bz2 and big-endian before lzma, quantize to float16 before
 //! lzma, bitround before lz4, astype then shuffle before zstd, packbits, and two filters in F
 //! order. `zarrdb import` converts the filters to `numcodecs.<id>` codecs around `bytes`, copies
-//! the chunks unchanged, and `zarrdb cat` must read the values zarr-python reads; the export (a
-//! v3 hierarchy over the same chunks) must be read by zarr-python the same way.
+//! the chunks unchanged, `zarrdb cat` must read the values zarr-python reads and `zarrdb check`
+//! must decode every chunk without a problem; the export (a v3 hierarchy over the same chunks)
+//! must be read by zarr-python the same way.
 
 use std::path::Path;
 use std::process::Command;
@@ -37,6 +38,10 @@ fn v2_filters_and_compressors_import_and_export() {
             }
             Err(why) => failures.push(format!("{}: cat: {why}", e.name)),
         }
+    }
+
+    if let Err(why) = run(zarrdb().arg("check").arg(&db)) {
+        failures.push(format!("zarrdb check of the imported database: {why}"));
     }
 
     // The export holds v3 documents over the v2 chunks; zarr-python reads them as v3 arrays.
