@@ -8,12 +8,24 @@
 //! decompressor is never allowed to produce more than the next stage can legitimately consume, and
 //! the final decoded chunk must have exactly the expected size.
 
+mod astype;
+mod bitround;
 mod blosc;
 mod bytes;
+mod bz2;
 mod config;
 mod crc32c;
+mod delta;
+mod fixedscaleoffset;
 mod gzip;
+mod lz4;
+mod lzma;
+pub(crate) mod numcodecs;
+mod numpy;
+mod packbits;
+mod quantize;
 mod sharding;
+mod shuffle;
 mod transpose;
 pub(crate) mod vlen;
 mod zlib;
@@ -184,13 +196,17 @@ impl CodecChain {
                 }
             }
             match codec.name.as_str() {
-                "transpose" => {
+                name if name == "transpose" || numcodecs::ARRAY_TO_ARRAY.contains(&name) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error(&codec.name, "array -> array"));
                     }
-                    let t = transpose::Transpose::from_metadata(codec, &current)?;
+                    let t: Box<dyn ArrayToArray> = if name == "transpose" {
+                        Box::new(transpose::Transpose::from_metadata(codec, &current)?)
+                    } else {
+                        numcodecs::array_to_array(codec, &current)?
+                    };
                     specs.push(t.encoded_spec(&current));
-                    array_to_array.push(Box::new(t));
+                    array_to_array.push(t);
                 }
                 "bytes" | "sharding_indexed" | "vlen-utf8" | "vlen-bytes" => {
                     if array_to_bytes.is_some() {
@@ -202,7 +218,9 @@ impl CodecChain {
                         _ => Box::new(vlen::Vlen::from_metadata(codec, current.data_type)?),
                     });
                 }
-                "gzip" | "zstd" | "blosc" | "crc32c" | zlib::NAME => {
+                name if ["gzip", "zstd", "blosc", "crc32c", zlib::NAME].contains(&name)
+                    || numcodecs::BYTES_TO_BYTES.contains(&name) =>
+                {
                     if array_to_bytes.is_none() {
                         return Err(CodecError::InvalidChain {
                             reason: format!(
@@ -216,7 +234,8 @@ impl CodecChain {
                         "zstd" => Box::new(zstd::Zstd::from_metadata(codec)?),
                         "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type)?),
                         zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
-                        _ => Box::new(crc32c::Crc32c::from_metadata(codec)?),
+                        "crc32c" => Box::new(crc32c::Crc32c::from_metadata(codec)?),
+                        _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,
                     });
                 }
                 name => return Err(CodecError::UnknownCodec { name: name.to_owned() }),

@@ -11,7 +11,7 @@ use crate::metadata::json::{describe, join, wrong_type};
 use crate::metadata::NamedConfig;
 
 /// Compressors whose streams no v3 codec of zarrdb reads.
-const NO_V3_CODEC: [&str; 4] = ["bz2", "lzma", "lz4", "zfpy"];
+const NO_V3_CODEC: [&str; 1] = ["zfpy"];
 
 /// zarr-python 3's name for the zlib codec; `codec::zlib` registers the same name.
 const ZLIB: &str = "numcodecs.zlib";
@@ -179,6 +179,22 @@ fn convert(
             config.insert("blocksize".into(), p.get("blocksize").cloned().unwrap_or(Value::from(0)));
             Ok(NamedConfig::with_configuration("blosc", config))
         }
+        // numcodecs' own codecs under zarr-python 3's names; their parameters are the v3
+        // configuration, checked when the chain is built. Defaults are written out, as numcodecs'
+        // `get_config` does.
+        "lz4" | "bz2" => {
+            let (member, default) = if id == "lz4" { ("acceleration", 1) } else { ("level", 1) };
+            p.only(&[member])?;
+            let value = p.get(member).cloned().unwrap_or(Value::from(default));
+            Ok(NamedConfig::with_configuration(
+                format!("numcodecs.{id}"),
+                [(member.to_owned(), value)].into_iter().collect(),
+            ))
+        }
+        "lzma" => {
+            p.only(&["format", "check", "preset", "filters"])?;
+            Ok(NamedConfig::with_configuration("numcodecs.lzma", params.clone()))
+        }
         other if NO_V3_CODEC.contains(&other) => Err(PlanError::unsupported(
             key,
             id_field,
@@ -189,7 +205,7 @@ fn convert(
             key,
             id_field,
             format!("\"{other}\""),
-            "not a compressor zarrdb can convert (zlib, gzip, zstd or blosc)",
+            "not a compressor zarrdb can convert (zlib, gzip, zstd, blosc, lz4, bz2 or lzma)",
         )),
     }
 }

@@ -20,6 +20,8 @@ pub(super) struct ArraySpec {
     /// Chunks are stored in F (column-major) order.
     pub f_order: bool,
     pub compressor: Option<NamedConfig>,
+    /// Zarr v2 filters (none in the other layouts).
+    pub filters: super::filters::Filters,
     pub fill_value: FillValue,
     pub encoding: ChunkKeyEncoding,
     pub attributes: Map<String, Value>,
@@ -46,11 +48,15 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
             "variable-length items in F order have no v3 codec chain (transpose moves fixed-size elements)",
         ));
     }
-    codecs.push(match (crate::codec::vlen::codec_name(spec.dtype.data_type), spec.dtype.endian) {
-        (Some(vlen), _) => NamedConfig::with_configuration(vlen, Map::new()),
-        (None, Some(endian)) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
-        (None, None) => NamedConfig::new("bytes"),
-    });
+    codecs.extend(spec.filters.array);
+    codecs.push(
+        match (crate::codec::vlen::codec_name(spec.dtype.data_type), spec.filters.endian.unwrap_or(spec.dtype.endian)) {
+            (Some(vlen), _) => NamedConfig::with_configuration(vlen, Map::new()),
+            (None, Some(endian)) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
+            (None, None) => NamedConfig::new("bytes"),
+        },
+    );
+    codecs.extend(spec.filters.bytes);
     codecs.extend(spec.compressor);
     meta.codecs = codecs;
     meta.chunk_key_encoding = spec.encoding;
@@ -115,7 +121,8 @@ pub(super) fn f_order(value: &Value, field: &str, key: &str) -> Result<bool, Pla
     }
 }
 
-/// A v2 `filters` member (v1 and the draft have none): null or empty, as no filter is converted.
+/// A draft `filters` member: null or empty, as no draft filter is converted (v2 filters are,
+/// by `filters::from_v2`).
 pub(super) fn no_filters(value: Option<&Value>, key: &str) -> Result<(), PlanError> {
     match value {
         None | Some(Value::Null) => Ok(()),

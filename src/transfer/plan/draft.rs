@@ -215,6 +215,7 @@ fn array_spec(value: &Value, key: &str) -> Result<(ArraySpec, Separator), PlanEr
         dtype,
         f_order,
         compressor,
+        filters: Default::default(),
         fill_value,
         encoding: ChunkKeyEncoding::Default(sep),
         attributes: attributes(obj, key)?,

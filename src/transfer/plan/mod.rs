@@ -22,6 +22,7 @@ mod draft;
 mod dtype;
 mod error;
 mod fill;
+mod filters;
 mod tree;
 mod v1;
 mod v2;

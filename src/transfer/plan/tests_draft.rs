@@ -162,7 +162,7 @@ fn refusals() {
         (
             vec![(
                 "meta/root/a.array.json",
-                draft_array(json!({"compressor": {"codec": "https://purl.org/zarr/spec/codec/bz2/1.0"}})),
+                draft_array(json!({"compressor": {"codec": "https://purl.org/zarr/spec/codec/zfpy/1.0"}})),
             )],
             "compressor.codec",
         ),

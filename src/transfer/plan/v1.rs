@@ -56,6 +56,7 @@ fn array_spec(value: &Value, attributes: Map<String, Value>) -> Result<ArraySpec
         dtype,
         f_order,
         compressor,
+        filters: Default::default(),
         fill_value,
         encoding: ChunkKeyEncoding::V2(Separator::Dot),
         attributes,

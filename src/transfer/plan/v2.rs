@@ -7,9 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::convert::{
-    array_document, f_order, group_document, no_filters, object, required, shape_and_chunks, ArraySpec,
-};
+use super::convert::{array_document, f_order, group_document, object, required, shape_and_chunks, ArraySpec};
 use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource};
 use super::{
     compressor, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
@@ -116,7 +114,7 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
     // An object array's first filter is its object codec, which becomes the array -> bytes codec.
     let filters =
         if dtype.data_type.is_variable_length() { dtype::after_object_codec(filters) } else { filters.cloned() };
-    no_filters(filters.as_ref(), key)?;
+    let filters = super::filters::from_v2(filters.as_ref(), dtype, key)?;
     let compressor = compressor::from_v2(required(obj, "compressor", key)?, dtype, key)?;
     let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type, key)?;
     let sep = match obj.get("dimension_separator") {
@@ -136,6 +134,7 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
         dtype,
         f_order,
         compressor,
+        filters,
         fill_value,
         encoding: ChunkKeyEncoding::V2(sep),
         attributes,
