@@ -145,6 +145,13 @@ pub enum CodecError {
         /// The codec name as written in the metadata.
         name: String,
     },
+    /// A known numcodecs codec that zarrdb cannot run: the array's chunks are kept as they are,
+    /// but no value can be encoded or decoded.
+    #[error("codec \"{name}\" is known but zarrdb cannot run it: chunks using it are kept as stored, their values cannot be read or written")]
+    Unavailable {
+        /// The codec name as written in the metadata.
+        name: String,
+    },
     /// The codec's configuration is missing a member or holds a bad value.
     #[error("codec \"{codec}\": field \"{field}\": {reason}")]
     InvalidConfiguration {

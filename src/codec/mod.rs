@@ -27,6 +27,7 @@ mod quantize;
 mod sharding;
 mod shuffle;
 mod transpose;
+mod unavailable;
 pub(crate) mod vlen;
 mod zlib;
 mod zstd;
@@ -166,6 +167,9 @@ pub(crate) struct CodecChain {
     /// Upper bounds of the byte sizes between bytes stages: `[a2b output, after b2b 0, ...]`;
     /// fixed by the chain, so computed once.
     bounds: Vec<u64>,
+    /// The first codec of the chain that zarrdb knows but cannot run: every encode and decode
+    /// fails naming it, before any other stage could fail on bytes it cannot make sense of.
+    unavailable: Option<String>,
 }
 
 impl CodecChain {
@@ -175,6 +179,7 @@ impl CodecChain {
         let mut array_to_array: Vec<Box<dyn ArrayToArray>> = Vec::new();
         let mut array_to_bytes: Option<Box<dyn ArrayToBytes>> = None;
         let mut bytes_to_bytes: Vec<Box<dyn BytesToBytes>> = Vec::new();
+        let mut unavailable: Option<String> = None;
         let mut specs = vec![spec.clone()];
         let order_error = |name: &str, kind: &str| CodecError::InvalidChain {
             reason: format!("{kind} codec \"{name}\" cannot follow the array -> bytes codec"),
@@ -238,7 +243,31 @@ impl CodecChain {
                         _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,
                     });
                 }
-                name => return Err(CodecError::UnknownCodec { name: name.to_owned() }),
+                name => {
+                    let Some(kind) = unavailable::kind(name) else {
+                        return Err(CodecError::UnknownCodec { name: name.to_owned() });
+                    };
+                    let stand_in = unavailable::Unavailable::new(codec);
+                    unavailable.get_or_insert_with(|| name.to_owned());
+                    match (kind, array_to_bytes.is_some()) {
+                        (unavailable::Kind::ArrayToArray, false) => array_to_array.push(Box::new(stand_in)),
+                        (unavailable::Kind::ArrayToBytes, false) => array_to_bytes = Some(Box::new(stand_in)),
+                        (unavailable::Kind::BytesToBytes, true) => bytes_to_bytes.push(Box::new(stand_in)),
+                        (unavailable::Kind::ArrayToArray, true) => return Err(order_error(name, "array -> array")),
+                        (unavailable::Kind::ArrayToBytes, true) => {
+                            return Err(CodecError::InvalidChain {
+                                reason: "more than one array -> bytes codec".into(),
+                            })
+                        }
+                        (unavailable::Kind::BytesToBytes, false) => {
+                            return Err(CodecError::InvalidChain {
+                                reason: format!(
+                                    "bytes -> bytes codec \"{name}\" comes before the array -> bytes codec"
+                                ),
+                            })
+                        }
+                    }
+                }
             }
         }
         let array_to_bytes =
@@ -248,7 +277,15 @@ impl CodecChain {
             let last = *bounds.last().expect("non-empty");
             bounds.push(codec.max_encoded_size(last));
         }
-        Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs, bounds })
+        Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs, bounds, unavailable })
+    }
+
+    /// `Unavailable` when the chain holds a codec zarrdb cannot run.
+    fn check_runnable(&self) -> Result<(), CodecError> {
+        match &self.unavailable {
+            Some(name) => Err(CodecError::Unavailable { name: name.clone() }),
+            None => Ok(()),
+        }
     }
 
     fn bytes_spec(&self) -> &ChunkSpec {
@@ -271,6 +308,7 @@ impl CodecChain {
 
     /// Encode one decoded chunk (C-order little-endian element bytes).
     pub fn encode<'a>(&self, decoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
+        self.check_runnable()?;
         let mut data: Cow<'a, [u8]> = decoded.into();
         debug_assert!(self.specs[0].expected_bytes().is_none_or(|n| n == data.len() as u64));
         for (codec, spec) in self.array_to_array.iter().zip(&self.specs) {
@@ -286,6 +324,7 @@ impl CodecChain {
     /// `encode`, appending the encoded chunk to `out` instead of returning a new buffer. When the
     /// last codec can write into `out` (zstd), the encoded bytes are never copied.
     pub fn encode_append(&self, decoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        self.check_runnable()?;
         let Some((last, rest)) = self.bytes_to_bytes.split_last() else {
             out.extend_from_slice(&self.encode(decoded)?);
             return Ok(());
@@ -303,6 +342,7 @@ impl CodecChain {
 
     /// Decode one stored chunk; the result has exactly the chunk's size.
     pub fn decode<'a>(&self, encoded: impl Into<Cow<'a, [u8]>>) -> Result<Vec<u8>, CodecError> {
+        self.check_runnable()?;
         let mut bytes: Cow<'a, [u8]> = encoded.into();
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
             bytes = Cow::Owned(codec.decode(bytes, self.bounds[i])?);
@@ -323,6 +363,7 @@ impl CodecChain {
     /// bytes live in per-thread buffers that stay allocated and cache-warm between calls, so
     /// decoding the many small inner chunks of a shard allocates nothing per chunk.
     pub fn decode_with<R>(&self, encoded: &[u8], consume: impl FnOnce(&[u8]) -> R) -> Result<R, CodecError> {
+        self.check_runnable()?;
         if !self.array_to_array.is_empty() || self.bytes_to_bytes.is_empty() {
             return self.decode(encoded).map(|data| consume(&data));
         }
@@ -358,6 +399,7 @@ impl CodecChain {
     /// and no array -> array codec (e.g. `bytes` + `zstd`), the codec writes straight into `out`,
     /// so a caller that keeps several decoded chunks at once reuses their buffers.
     pub fn decode_into(&self, encoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        self.check_runnable()?;
         match (self.array_to_array.is_empty(), self.bytes_to_bytes.as_slice()) {
             (true, [only]) => {
                 only.decode_into(encoded, self.bounds[0], out)?;
@@ -387,7 +429,8 @@ impl CodecChain {
 
     /// Whether reading part of a chunk can fetch less than the whole value (a lone sharding codec).
     pub fn supports_partial_decode(&self) -> bool {
-        self.array_to_array.is_empty()
+        self.unavailable.is_none()
+            && self.array_to_array.is_empty()
             && self.bytes_to_bytes.is_empty()
             && self.array_to_bytes.supports_partial_decode()
     }
