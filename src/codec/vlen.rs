@@ -154,7 +154,29 @@ impl ArrayToBytes for Vlen {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::{build, items};
+
+    proptest! {
+        /// Any bytes, any expected count: an error or ranges inside the buffer, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(buf in proptest::collection::vec(any::<u8>(), 0..64), expected in 0u64..8, utf8: bool) {
+            if let Ok(ranges) = items(&buf, expected, utf8, "vlen-bytes") {
+                prop_assert_eq!(ranges.len() as u64, expected);
+                prop_assert!(ranges.iter().all(|r| r.end <= buf.len()));
+            }
+        }
+
+        /// Lists built from any items read back as those items.
+        #[test]
+        fn built_lists_read_back(list in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..9), 0..9)) {
+            let built = build(list.iter().map(Vec::as_slice), "vlen-bytes").unwrap();
+            let ranges = items(&built, list.len() as u64, false, "vlen-bytes").unwrap();
+            let read: Vec<&[u8]> = ranges.into_iter().map(|r| &built[r]).collect();
+            prop_assert_eq!(read, list.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        }
+    }
 
     #[test]
     fn builds_numcodecs_layout_and_reads_it_back() {
