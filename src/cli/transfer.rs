@@ -74,6 +74,9 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
     for name in &report.duplicates {
         eprintln!("zarrdb: warning: {source} holds \"{name}\" more than once; the last one was imported");
     }
+    for (key, warning) in &report.warnings {
+        eprintln!("zarrdb: warning: {key}: {warning}");
+    }
     println!(
         "imported {} hierarchy {source} into {destination} at {at}: {} nodes, {} chunks, {} bytes{}",
         report.layout,

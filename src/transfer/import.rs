@@ -136,6 +136,7 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
         duplicates: source.duplicates(),
         implicit_groups: planned.implicit_groups,
         folder: root,
+        warnings: planned.warnings,
         ..ImportReport::default()
     };
     Ok(Prepared { items, documents, report })

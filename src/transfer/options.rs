@@ -109,6 +109,10 @@ pub struct ImportReport {
     /// The folder inside a zip archive the hierarchy was read from ("" for the archive's root):
     /// an archive made from the hierarchy's parent folder holds it one folder down.
     pub folder: String,
+    /// Source keys imported with a change worth knowing, and what it was: an `_ARRAY_DIMENSIONS`
+    /// attribute of a v2 array that is not one string per dimension is kept as an attribute and
+    /// gives no `dimension_names`.
+    pub warnings: Vec<(String, String)>,
 }
 
 /// What an export did.

@@ -18,6 +18,7 @@
 
 mod compressor;
 mod convert;
+mod dims;
 mod draft;
 mod dtype;
 mod error;
@@ -83,6 +84,9 @@ pub(crate) struct Plan {
     /// v3 only: node paths (relative to the import root, `""` for the root itself) that have
     /// nodes below them but no `zarr.json`. They stay implicit; no document is invented. Sorted.
     pub implicit_groups: Vec<String>,
+    /// Source keys imported with a change the user should know of, and what it was (an
+    /// `_ARRAY_DIMENSIONS` attribute that could not become `dimension_names`). Sorted.
+    pub warnings: Vec<(String, String)>,
 }
 
 /// Plan the import of a source holding `keys` (every key of the source, relative to the
@@ -104,6 +108,7 @@ pub(crate) fn plan(
     plan.chunks.sort_by(|a, b| a.1.cmp(&b.1));
     plan.skipped.sort();
     plan.implicit_groups.sort();
+    plan.warnings.sort();
     Ok(plan)
 }
 
@@ -220,7 +225,14 @@ fn prefix(path: &str) -> String {
 
 /// A plan with nothing in it yet.
 fn empty(layout: Layout) -> Plan {
-    Plan { layout, metadata: Vec::new(), chunks: Vec::new(), skipped: Vec::new(), implicit_groups: Vec::new() }
+    Plan {
+        layout,
+        metadata: Vec::new(),
+        chunks: Vec::new(),
+        skipped: Vec::new(),
+        implicit_groups: Vec::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Skip reasons shared by the layouts.

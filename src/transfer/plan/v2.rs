@@ -12,7 +12,7 @@ use super::convert::{
 };
 use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource};
 use super::{
-    compressor, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
+    compressor, dims, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
 };
 use crate::metadata::json::{invalid, wrong_type};
 use crate::metadata::{ChunkKeyEncoding, Separator};
@@ -38,7 +38,10 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     for (path, key) in &array_keys {
         let attributes = attributes(source, attrs_keys.get(path))?;
         let (_, value) = source.json(key)?;
-        let spec = array_spec(&value, attributes, key)?;
+        let mut spec = array_spec(&value, attributes, key)?;
+        if let Some(warning) = dims::take(&mut spec) {
+            plan.warnings.push((attrs_keys.get(path).unwrap_or(key).clone(), warning));
+        }
         let (meta, bytes) = array_document(spec, key)?;
         arrays.push(ArraySource::same_keys(key, path, meta.chunk_key_encoding, meta.grid_shape()));
         plan.metadata.push((format!("{}zarr.json", prefix(path)), bytes));
