@@ -108,6 +108,9 @@ enum Command {
         /// The node to export; it becomes the root of the result.
         #[arg(long, default_value = "/")]
         node: String,
+        /// Do not write consolidated metadata into the exported root group's zarr.json.
+        #[arg(long)]
+        no_consolidated: bool,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
@@ -140,7 +143,9 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Demo { locator } => demo::run(locator),
         Command::Import { source, database, at } => transfer::import(&source, &database, &at),
-        Command::Export { database, destination, node } => transfer::export(&database, &destination, &node),
+        Command::Export { database, destination, node, no_consolidated } => {
+            transfer::export(&database, &destination, &node, !no_consolidated)
+        }
     };
     bench::report_peak_rss();
     match result {

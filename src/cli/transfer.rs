@@ -1,4 +1,4 @@
-//! `zarrdb import SRC DB [--at NODE]` and `zarrdb export DB DST [--node NODE]`. On a terminal a
+//! `zarrdb import SRC DB [--at NODE]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
 //! progress bar runs on stderr; otherwise only the one-line summary is printed.
 
 use std::io::IsTerminal;
@@ -51,13 +51,13 @@ pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
     }
 }
 
-pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
+pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source) else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
     let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).open(path)?;
     let bar = progress_bar();
-    let mut options = ExportOptions::default().node(node);
+    let mut options = ExportOptions::default().node(node).consolidated(consolidated);
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
@@ -66,13 +66,23 @@ pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
         bar.finish_and_clear();
     }
     let report = report?;
-    println!("exported {node} of {source} to {destination}: {} values, {} bytes", report.values, report.bytes);
+    println!(
+        "exported {node} of {source} to {destination}: {} values, {} bytes{}",
+        report.values,
+        report.bytes,
+        if report.consolidated { ", consolidated metadata in the root zarr.json" } else { "" }
+    );
     Ok(())
 }
 
 fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
     for name in &report.duplicates {
         eprintln!("zarrdb: warning: {source} holds \"{name}\" more than once; the last one was imported");
+    }
+    for key in &report.consolidated_metadata {
+        eprintln!(
+            "zarrdb: note: consolidated metadata in {key} was not imported (a database never stores it; export writes it afresh)"
+        );
     }
     for (key, warning) in &report.warnings {
         eprintln!("zarrdb: warning: {key}: {warning}");

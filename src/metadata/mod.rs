@@ -3,6 +3,7 @@
 
 mod array;
 mod chunk_key_encoding;
+pub(crate) mod consolidated;
 mod data_type;
 mod extension;
 mod fill_value;

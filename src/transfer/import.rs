@@ -137,6 +137,7 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
         implicit_groups: planned.implicit_groups,
         folder: root,
         warnings: planned.warnings,
+        consolidated_metadata: planned.consolidated,
         ..ImportReport::default()
     };
     Ok(Prepared { items, documents, report })

@@ -4,6 +4,7 @@
 //! a source lists its keys, a plan maps them to v3 keys and documents, and a sink takes the
 //! values one window at a time.
 
+mod consolidate;
 mod error;
 mod export;
 mod import;

@@ -65,12 +65,23 @@ impl fmt::Debug for ImportOptions {
 pub struct ExportOptions {
     pub(crate) node: String,
     pub(crate) progress: Option<Callback>,
+    /// Inverted so that `Default` leaves consolidation on.
+    pub(crate) no_consolidated: bool,
 }
 
 impl ExportOptions {
     /// The node to export (default `/`): it becomes the root of the folder or archive.
     pub fn node(mut self, node: impl Into<String>) -> Self {
         self.node = node.into();
+        self
+    }
+
+    /// Whether the exported root group's `zarr.json` gets consolidated metadata (default: yes):
+    /// every descendant's document as the export's snapshot holds it, inline, in the form
+    /// zarr-python 3 writes (docs/format.md). Nothing is consolidated when the exported node is
+    /// an array or an implicit group.
+    pub fn consolidated(mut self, on: bool) -> Self {
+        self.no_consolidated = !on;
         self
     }
 
@@ -83,7 +94,11 @@ impl ExportOptions {
 
 impl fmt::Debug for ExportOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExportOptions").field("node", &self.node).field("progress", &self.progress.is_some()).finish()
+        f.debug_struct("ExportOptions")
+            .field("node", &self.node)
+            .field("progress", &self.progress.is_some())
+            .field("consolidated", &!self.no_consolidated)
+            .finish()
     }
 }
 
@@ -113,6 +128,10 @@ pub struct ImportReport {
     /// attribute of a v2 array that is not one string per dimension is kept as an attribute and
     /// gives no `dimension_names`.
     pub warnings: Vec<(String, String)>,
+    /// Source keys whose consolidated metadata was not imported: v3 group documents imported
+    /// without their `consolidated_metadata` member, and a v2 `.zmetadata`. A database never
+    /// stores consolidated metadata (it would go stale); an export writes it afresh.
+    pub consolidated_metadata: Vec<String>,
 }
 
 /// What an export did.
@@ -123,4 +142,6 @@ pub struct ExportReport {
     pub values: u64,
     /// Bytes of values written.
     pub bytes: u64,
+    /// Whether the root's `zarr.json` was written with fresh consolidated metadata.
+    pub consolidated: bool,
 }

@@ -4,7 +4,8 @@
     xarray_dataset.py identical PATH                          open_zarr(PATH, consolidated=False) == dataset()
     xarray_dataset.py appended PATH ROWS                      open_zarr(PATH, consolidated=True) is
                                                               dataset() grown by ROWS time steps
-    xarray_dataset.py open_consolidated PATH                  zarr.open_consolidated reads every node
+    xarray_dataset.py open_consolidated PATH ROWS             zarr.open_consolidated reads every
+                                                              variable of dataset(ROWS)
 
 Numeric variables only (no strings or objects); the time coordinate is a datetime64, which
 xarray CF-encodes as int64. Exits non-zero with a message on any difference.
@@ -61,7 +62,7 @@ def main():
         xr.testing.assert_identical(got, dataset(int(sys.argv[3])))
     elif command == "open_consolidated":
         group = zarr.open_consolidated(path, zarr_format=3)
-        want = dataset()
+        want = dataset(int(sys.argv[3]))
         for name in want.variables:
             values = group[name][...]
             if name == "time":

@@ -87,6 +87,9 @@ pub(crate) struct Plan {
     /// Source keys imported with a change the user should know of, and what it was (an
     /// `_ARRAY_DIMENSIONS` attribute that could not become `dimension_names`). Sorted.
     pub warnings: Vec<(String, String)>,
+    /// Source keys whose consolidated metadata was left out: v3 group documents written without
+    /// their `consolidated_metadata`, a v2 `.zmetadata`. Sorted.
+    pub consolidated: Vec<String>,
 }
 
 /// Plan the import of a source holding `keys` (every key of the source, relative to the
@@ -109,6 +112,7 @@ pub(crate) fn plan(
     plan.skipped.sort();
     plan.implicit_groups.sort();
     plan.warnings.sort();
+    plan.consolidated.sort();
     Ok(plan)
 }
 
@@ -232,6 +236,7 @@ fn empty(layout: Layout) -> Plan {
         skipped: Vec::new(),
         implicit_groups: Vec::new(),
         warnings: Vec::new(),
+        consolidated: Vec::new(),
     }
 }
 

@@ -74,6 +74,7 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
         plan.skipped
             .push((".zmetadata".into(), "Zarr v2 consolidated metadata: the nodes are converted one by one".into()));
         claimed.insert(".zmetadata".into());
+        plan.consolidated.push(".zmetadata".into());
     }
     assign_chunks(keys, &claimed, &arrays, &mut plan);
     Ok(plan)
