@@ -1,4 +1,4 @@
-//! `zarrdb import SRC DB [--at NODE]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
+//! `zarrdb import SRC DB [--at NODE] [--exclude PATTERN]... [--skip-unreadable]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
 //! progress bar runs on stderr; otherwise only the one-line summary is printed.
 
 use std::io::IsTerminal;
@@ -15,9 +15,18 @@ use super::{CliError, CliResult};
 /// up to that. redb writes dirty pages beyond half the cache to the file before commit.
 const REDB_CACHE: usize = 32 << 20;
 
-pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
+pub(crate) fn import(
+    source: &str,
+    destination: &str,
+    at: &str,
+    exclude: Vec<String>,
+    skip_unreadable: bool,
+) -> CliResult {
     let bar = progress_bar();
-    let mut options = ImportOptions::default().at(at);
+    let mut options = ImportOptions::default().at(at).skip_unreadable(skip_unreadable);
+    for pattern in exclude {
+        options = options.exclude(pattern);
+    }
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
@@ -86,6 +95,13 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
     }
     for (key, warning) in &report.warnings {
         eprintln!("zarrdb: warning: {key}: {warning}");
+    }
+    for node in &report.excluded {
+        println!("excluded /{node} and everything below it");
+    }
+    for (node, error) in &report.skipped_nodes {
+        // One line each, whatever the error's message holds.
+        println!("skipped /{node} and everything below it: {}", error.to_string().replace(['\n', '\r'], " "));
     }
     println!(
         "imported {} hierarchy {source} into {destination} at {at}: {} nodes, {} chunks, {} bytes{}",

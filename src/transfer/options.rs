@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::plan::PlanError;
+
 /// How far a transfer has got; passed to the progress callback after every window of values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -32,6 +34,8 @@ type Callback = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct ImportOptions {
     pub(crate) at: String,
     pub(crate) progress: Option<Callback>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) skip_unreadable: bool,
 }
 
 impl ImportOptions {
@@ -47,11 +51,36 @@ impl ImportOptions {
         self.progress = Some(Arc::new(f));
         self
     }
+
+    /// Leave out the nodes whose path matches `pattern`, with everything below them (may be
+    /// given many times). A pattern is a node path of the source (`/grid/temp`, the leading `/`
+    /// optional) in which `*` matches any run of characters and `?` one character within one
+    /// segment; it excludes the nodes it matches and their subtrees, so `/grid` excludes `grid`
+    /// and `/grid/*` only its children. Excluded nodes are not read at all. Zarr v3 and v2
+    /// sources only ([`crate::PlanError::ExcludeUnsupported`] otherwise).
+    pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
+        self.exclude.push(pattern.into());
+        self
+    }
+
+    /// Skip a node whose metadata cannot be parsed or converted, or whose codec chain cannot be
+    /// built (an unknown codec), with its subtree, instead of failing the import; the report's
+    /// `skipped_nodes` names each with the error. Default: off, and such an import fails and
+    /// writes nothing. A source that cannot be read still fails the import.
+    pub fn skip_unreadable(mut self, skip: bool) -> Self {
+        self.skip_unreadable = skip;
+        self
+    }
 }
 
 impl fmt::Debug for ImportOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ImportOptions").field("at", &self.at).field("progress", &self.progress.is_some()).finish()
+        f.debug_struct("ImportOptions")
+            .field("at", &self.at)
+            .field("progress", &self.progress.is_some())
+            .field("exclude", &self.exclude)
+            .field("skip_unreadable", &self.skip_unreadable)
+            .finish()
     }
 }
 
@@ -132,6 +161,13 @@ pub struct ImportReport {
     /// without their `consolidated_metadata` member, and a v2 `.zmetadata`. A database never
     /// stores consolidated metadata (it would go stale); an export writes it afresh.
     pub consolidated_metadata: Vec<String>,
+    /// With [`ImportOptions::skip_unreadable`]: the nodes (paths relative to the source's root,
+    /// `""` for the root) left out with their subtrees because their metadata cannot be
+    /// imported, and why. Their keys are in `skipped` too.
+    pub skipped_nodes: Vec<(String, Arc<PlanError>)>,
+    /// The nodes left out by [`ImportOptions::exclude`] (the topmost of each excluded subtree,
+    /// relative to the source's root). Their keys are in `skipped` too.
+    pub excluded: Vec<String>,
 }
 
 /// What an export did.

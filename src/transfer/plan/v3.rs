@@ -17,20 +17,13 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     let mut arrays = Vec::new();
     let mut claimed = HashSet::new();
     for key in keys.iter().filter(|k| last_segment(k) == "zarr.json") {
-        let (mut bytes, value) = source.json(key)?;
         let path = parent_path(key);
-        let meta = NodeMetadata::from_json(&bytes).map_err(|e| PlanError::metadata(key, e))?;
-        // Consolidated metadata is never stored (metadata/consolidated.rs): the parsed group,
-        // which dropped it, is written instead. Other documents stay byte for byte.
-        if let (NodeMetadata::Group(group), Some(member)) = (&meta, value.get(consolidated::MEMBER)) {
-            if !member.is_null() {
-                plan.consolidated.push(key.clone());
-            }
-            bytes = group.to_json_bytes();
+        let read = read_node(source, key);
+        let Some((meta, bytes, had_consolidated)) = source.tolerate(path, read)? else { continue };
+        if had_consolidated {
+            plan.consolidated.push(key.clone());
         }
         if let NodeMetadata::Array(meta) = &meta {
-            CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
-                .map_err(|source| PlanError::InvalidCodecs { key: key.clone(), source })?;
             arrays.push(ArraySource::same_keys(key, path, meta.chunk_key_encoding, meta.grid_shape()));
         }
         nodes.insert(
@@ -44,6 +37,25 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     plan.implicit_groups = implied_groups(&nodes)?.into_iter().collect();
     assign_chunks(keys, &claimed, &arrays, &mut plan);
     Ok(plan)
+}
+
+/// A node's document, parsed (and for an array, its codec chain built), the bytes to write, and
+/// whether it held consolidated metadata.
+fn read_node(source: &mut Source<'_>, key: &str) -> Result<(NodeMetadata, Vec<u8>, bool), PlanError> {
+    let (mut bytes, value) = source.json(key)?;
+    let meta = NodeMetadata::from_json(&bytes).map_err(|e| PlanError::metadata(key, e))?;
+    let mut had_consolidated = false;
+    // Consolidated metadata is never stored (metadata/consolidated.rs): the parsed group, which
+    // dropped it, is written instead. Other documents stay byte for byte.
+    if let (NodeMetadata::Group(group), Some(member)) = (&meta, value.get(consolidated::MEMBER)) {
+        had_consolidated = !member.is_null();
+        bytes = group.to_json_bytes();
+    }
+    if let NodeMetadata::Array(meta) = &meta {
+        CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
+            .map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
+    }
+    Ok((meta, bytes, had_consolidated))
 }
 
 /// v2 metadata in the folder of a `zarr.json` describes the same node in the older layout (as
