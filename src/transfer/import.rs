@@ -77,14 +77,14 @@ pub fn copy(
 }
 
 /// What to copy, worked out before the destination is touched.
-struct Prepared {
-    items: Vec<Item>,
-    documents: Vec<(String, Vec<u8>)>,
-    report: ImportReport,
+pub(super) struct Prepared {
+    pub items: Vec<Item>,
+    pub documents: Vec<(String, Vec<u8>)>,
+    pub report: ImportReport,
 }
 
 /// List the source and plan the copy to `at`, leaving out what `options` excludes.
-fn prepare(source: &dyn Source, at: &NodePath, options: &ImportOptions) -> Result<Prepared, Error> {
+pub(super) fn prepare(source: &dyn Source, at: &NodePath, options: &ImportOptions) -> Result<Prepared, Error> {
     let (all, all_sizes): (Vec<String>, Vec<u64>) = source.list()?.into_iter().map(|l| (l.key, l.size)).unzip();
     // An archive made from the hierarchy's parent folder holds it one folder down.
     let root = source.hierarchy_folder(&all);

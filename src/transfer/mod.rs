@@ -5,6 +5,7 @@
 //! values one window at a time.
 
 mod consolidate;
+mod converted;
 mod error;
 mod export;
 mod import;
@@ -16,6 +17,7 @@ mod sink;
 mod source;
 pub(crate) mod zip;
 
+pub use converted::ConvertedStore;
 pub use error::{PlanError, TransferError, ZipError};
 pub use import::copy;
 /// Whether a name from an archive or folder is a safe store key (see `key::check`).
