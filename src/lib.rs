@@ -43,5 +43,6 @@ pub use store::{
     StoreScope, WritableStore, ZipStore,
 };
 pub use transfer::{
-    copy, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError, ZipError,
+    copy, ConvertedStore, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError,
+    ZipError,
 };

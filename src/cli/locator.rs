@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{Backend, Database, DirectoryStore, Store, ZipStore};
+use zarrdb::{Backend, ConvertedStore, Database, DirectoryStore, Error, PlanError, Store, TransferError, ZipStore};
 
 use super::CliError;
 
@@ -62,12 +62,42 @@ pub(crate) fn open(locator: &str) -> Result<Opened, CliError> {
 /// [`open`], verifying every page of a redb file first when `verify` (for `zarrdb check`).
 pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError> {
     match parse(locator) {
-        (Kind::Directory, path) => Ok(Opened { store: Arc::new(DirectoryStore::open(path)?), _database: None }),
-        (Kind::Zip, path) => Ok(Opened { store: Arc::new(ZipStore::open(path)?), _database: None }),
+        (Kind::Directory, path) => {
+            let plain = Arc::new(DirectoryStore::open(path)?);
+            Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
+        }
+        (Kind::Zip, path) => {
+            let plain = Arc::new(ZipStore::open(path)?);
+            Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
+        }
         (Kind::Database(backend), path) => {
             let database = Database::builder().backend(backend).verify_on_open(verify).open(path)?;
             let store = database.begin_read()?.store();
             Ok(Opened { store, _database: Some(database) })
         }
+    }
+}
+
+/// A folder or zip archive as it is when it holds Zarr v3; otherwise the v3 view of it that an
+/// import would write (Zarr v2, a v1 array, the 2020 draft), with a note on stderr; and an error
+/// when it holds no Zarr hierarchy at all, rather than an empty implicit group.
+fn v3_or_converted(path: &str, plain: Arc<dyn Store>) -> Result<Arc<dyn Store>, CliError> {
+    if plain.get("zarr.json")?.is_some() {
+        return Ok(plain);
+    }
+    match ConvertedStore::open(path) {
+        // v3 without a root document: its root is an implicit group, read as it is.
+        Ok(converted) if converted.layout() == "Zarr v3" => Ok(plain),
+        Ok(converted) => {
+            eprintln!(
+                "zarrdb: note: {path} holds {}; shown as the Zarr v3 hierarchy `zarrdb import` would make of it",
+                converted.layout()
+            );
+            Ok(Arc::new(converted))
+        }
+        Err(Error::Transfer(TransferError::Plan(PlanError::NoHierarchy { .. }))) => Err(CliError(format!(
+            "{path} holds no Zarr hierarchy: no zarr.json, .zarray, .zgroup or Zarr v1 meta in it"
+        ))),
+        Err(e) => Err(CliError(format!("{path}: {e}"))),
     }
 }

@@ -97,6 +97,14 @@ enum Command {
         /// Where the source's root lands in the database.
         #[arg(long, default_value = "/")]
         at: String,
+        /// Leave out the nodes matching this node-path pattern and their subtrees (repeatable):
+        /// `/grid` excludes grid and everything below; `*` and `?` match within one segment.
+        #[arg(long = "exclude", value_name = "PATTERN")]
+        exclude: Vec<String>,
+        /// Skip nodes whose metadata cannot be imported (unknown codec, invalid or unconvertible
+        /// metadata) with their subtrees, and import the rest; each is printed. Default: fail.
+        #[arg(long)]
+        skip_unreadable: bool,
     },
     /// Export a node of a database, from one snapshot, to a new folder or a new `.zip` archive.
     /// Chunk bytes are copied as they are.
@@ -108,6 +116,9 @@ enum Command {
         /// The node to export; it becomes the root of the result.
         #[arg(long, default_value = "/")]
         node: String,
+        /// Do not write consolidated metadata into the exported root group's zarr.json.
+        #[arg(long)]
+        no_consolidated: bool,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
@@ -139,8 +150,12 @@ pub(crate) fn run() -> ExitCode {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
-        Command::Import { source, database, at } => transfer::import(&source, &database, &at),
-        Command::Export { database, destination, node } => transfer::export(&database, &destination, &node),
+        Command::Import { source, database, at, exclude, skip_unreadable } => {
+            transfer::import(&source, &database, &at, exclude, skip_unreadable)
+        }
+        Command::Export { database, destination, node, no_consolidated } => {
+            transfer::export(&database, &destination, &node, !no_consolidated)
+        }
     };
     bench::report_peak_rss();
     match result {

@@ -1,4 +1,4 @@
-//! `zarrdb import SRC DB [--at NODE]` and `zarrdb export DB DST [--node NODE]`. On a terminal a
+//! `zarrdb import SRC DB [--at NODE] [--exclude PATTERN]... [--skip-unreadable]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
 //! progress bar runs on stderr; otherwise only the one-line summary is printed.
 
 use std::io::IsTerminal;
@@ -15,9 +15,18 @@ use super::{CliError, CliResult};
 /// up to that. redb writes dirty pages beyond half the cache to the file before commit.
 const REDB_CACHE: usize = 32 << 20;
 
-pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
+pub(crate) fn import(
+    source: &str,
+    destination: &str,
+    at: &str,
+    exclude: Vec<String>,
+    skip_unreadable: bool,
+) -> CliResult {
     let bar = progress_bar();
-    let mut options = ImportOptions::default().at(at);
+    let mut options = ImportOptions::default().at(at).skip_unreadable(skip_unreadable);
+    for pattern in exclude {
+        options = options.exclude(pattern);
+    }
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
@@ -51,13 +60,13 @@ pub(crate) fn import(source: &str, destination: &str, at: &str) -> CliResult {
     }
 }
 
-pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
+pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source) else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
     let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).open(path)?;
     let bar = progress_bar();
-    let mut options = ExportOptions::default().node(node);
+    let mut options = ExportOptions::default().node(node).consolidated(consolidated);
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
@@ -66,13 +75,33 @@ pub(crate) fn export(source: &str, destination: &str, node: &str) -> CliResult {
         bar.finish_and_clear();
     }
     let report = report?;
-    println!("exported {node} of {source} to {destination}: {} values, {} bytes", report.values, report.bytes);
+    println!(
+        "exported {node} of {source} to {destination}: {} values, {} bytes{}",
+        report.values,
+        report.bytes,
+        if report.consolidated { ", consolidated metadata in the root zarr.json" } else { "" }
+    );
     Ok(())
 }
 
 fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
     for name in &report.duplicates {
         eprintln!("zarrdb: warning: {source} holds \"{name}\" more than once; the last one was imported");
+    }
+    for key in &report.consolidated_metadata {
+        eprintln!(
+            "zarrdb: note: consolidated metadata in {key} was not imported (a database never stores it; export writes it afresh)"
+        );
+    }
+    for (key, warning) in &report.warnings {
+        eprintln!("zarrdb: warning: {key}: {warning}");
+    }
+    for node in &report.excluded {
+        println!("excluded /{node} and everything below it");
+    }
+    for (node, error) in &report.skipped_nodes {
+        // One line each, whatever the error's message holds.
+        println!("skipped /{node} and everything below it: {}", error.to_string().replace(['\n', '\r'], " "));
     }
     println!(
         "imported {} hierarchy {source} into {destination} at {at}: {} nodes, {} chunks, {} bytes{}",

@@ -5,9 +5,7 @@ use serde_json::{Map, Value};
 use super::json::{as_object, may_ignore};
 use crate::error::MetadataError;
 
-/// Members zarr-python 3 writes into group documents that are not in the core spec. They are
-/// caches the reader may ignore, so they are kept verbatim rather than refused.
-const TOLERATED: [&str; 1] = ["consolidated_metadata"];
+use super::consolidated;
 
 /// A Zarr v3 group's `zarr.json`, validated.
 ///
@@ -43,7 +41,10 @@ impl GroupMetadata {
         for (name, value) in obj {
             match name.as_str() {
                 "zarr_format" | "node_type" | "attributes" => {}
-                other if TOLERATED.contains(&other) || may_ignore(value) => {
+                // zarr-python writes it without `must_understand`; zarrdb never keeps it (see
+                // `consolidated.rs`), so a group written back never carries a stale copy.
+                consolidated::MEMBER => {}
+                _ if may_ignore(value) => {
                     extra.insert(name.clone(), value.clone());
                 }
                 _ => return Err(MetadataError::UnknownField { field: name.clone() }),

@@ -4,6 +4,7 @@
 mod array;
 pub(crate) mod base64;
 mod chunk_key_encoding;
+pub(crate) mod consolidated;
 mod data_type;
 mod extension;
 pub(crate) mod fill_value;

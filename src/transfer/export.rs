@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::consolidate::root_document;
 use super::error::TransferError;
 use super::options::{ExportOptions, ExportReport};
 use super::run::{run, Item};
@@ -53,8 +54,17 @@ impl Database {
         } else {
             Box::new(DirSink::create(destination)?)
         };
-        let (values, bytes) = run(&source, &items, Vec::new(), sink, options.progress.as_deref())?;
-        Ok(ExportReport { values, bytes })
+        // With consolidation, the root's document is written fresh, last like every document.
+        let root = if options.no_consolidated { None } else { root_document(&source, &items)? };
+        let (items, documents) = match root {
+            Some(root) => {
+                (items.into_iter().filter(|i| i.to != METADATA_KEY).collect(), vec![(METADATA_KEY.to_owned(), root)])
+            }
+            None => (items, Vec::new()),
+        };
+        let consolidated = !documents.is_empty();
+        let (values, bytes) = run(&source, &items, documents, sink, options.progress.as_deref())?;
+        Ok(ExportReport { values, bytes, consolidated })
     }
 }
 

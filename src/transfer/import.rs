@@ -39,7 +39,7 @@ impl Database {
     pub fn import(&self, source: impl AsRef<Path>, options: &ImportOptions) -> Result<ImportReport, Error> {
         let at = NodePath::parse(&options.at)?;
         let source = source::open_path(source.as_ref())?;
-        let prepared = prepare(source.as_ref(), &at)?;
+        let prepared = prepare(source.as_ref(), &at, options)?;
         let bytes = prepared.items.iter().map(|i| i.size).sum::<u64>()
             + prepared.documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
         let bulk = self.begin_bulk(bytes)?;
@@ -71,20 +71,20 @@ pub fn copy(
 ) -> Result<ImportReport, Error> {
     let at = NodePath::parse(&options.at)?;
     let source = StoreSource { store: source, prefix: String::new() };
-    let prepared = prepare(&source, &at)?;
+    let prepared = prepare(&source, &at, options)?;
     let parents = claim(destination.as_ref(), &at)?;
     finish(&source, prepared, parents, Box::new(StoreSink(destination)), options)
 }
 
 /// What to copy, worked out before the destination is touched.
-struct Prepared {
-    items: Vec<Item>,
-    documents: Vec<(String, Vec<u8>)>,
-    report: ImportReport,
+pub(super) struct Prepared {
+    pub items: Vec<Item>,
+    pub documents: Vec<(String, Vec<u8>)>,
+    pub report: ImportReport,
 }
 
-/// List the source and plan the copy to `at`.
-fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
+/// List the source and plan the copy to `at`, leaving out what `options` excludes.
+pub(super) fn prepare(source: &dyn Source, at: &NodePath, options: &ImportOptions) -> Result<Prepared, Error> {
     let (all, all_sizes): (Vec<String>, Vec<u64>) = source.list()?.into_iter().map(|l| (l.key, l.size)).unzip();
     // An archive made from the hierarchy's parent folder holds it one folder down.
     let root = source.hierarchy_folder(&all);
@@ -107,13 +107,15 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
     let sizes: std::collections::HashMap<&str, u64> = keys.iter().map(String::as_str).zip(key_sizes).collect();
     // A read error is kept whole here and returned instead of the plan's wrapper of it.
     let mut read_error: Option<Error> = None;
-    let planned = plan::plan(&keys, &mut |key: &str| {
+    let select = plan::Select { exclude: options.exclude.clone(), skip_unreadable: options.skip_unreadable };
+    let mut read = |key: &str| {
         source.read(&format!("{root}{key}")).map_err(|e| {
             let wrapped = PlanError::Read { key: key.to_owned(), source: e.to_string().into() };
             read_error.get_or_insert(e);
             wrapped
         })
-    });
+    };
+    let planned = plan::plan_selected(&keys, &mut read, &select);
     let planned = match (planned, read_error) {
         (Ok(p), _) => p,
         (Err(_), Some(e)) => return Err(e),
@@ -136,6 +138,10 @@ fn prepare(source: &dyn Source, at: &NodePath) -> Result<Prepared, Error> {
         duplicates: source.duplicates(),
         implicit_groups: planned.implicit_groups,
         folder: root,
+        warnings: planned.warnings,
+        consolidated_metadata: planned.consolidated,
+        skipped_nodes: planned.skipped_nodes,
+        excluded: planned.excluded,
         ..ImportReport::default()
     };
     Ok(Prepared { items, documents, report })

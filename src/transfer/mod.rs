@@ -4,6 +4,8 @@
 //! a source lists its keys, a plan maps them to v3 keys and documents, and a sink takes the
 //! values one window at a time.
 
+mod consolidate;
+mod converted;
 mod error;
 mod export;
 mod import;
@@ -15,6 +17,7 @@ mod sink;
 mod source;
 pub(crate) mod zip;
 
+pub use converted::ConvertedStore;
 pub use error::{PlanError, TransferError, ZipError};
 pub use import::copy;
 /// Whether a name from an archive or folder is a safe store key (see `key::check`).

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::plan::PlanError;
+
 /// How far a transfer has got; passed to the progress callback after every window of values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -32,6 +34,8 @@ type Callback = Arc<dyn Fn(Progress) + Send + Sync>;
 pub struct ImportOptions {
     pub(crate) at: String,
     pub(crate) progress: Option<Callback>,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) skip_unreadable: bool,
 }
 
 impl ImportOptions {
@@ -47,11 +51,36 @@ impl ImportOptions {
         self.progress = Some(Arc::new(f));
         self
     }
+
+    /// Leave out the nodes whose path matches `pattern`, with everything below them (may be
+    /// given many times). A pattern is a node path of the source (`/grid/temp`, the leading `/`
+    /// optional) in which `*` matches any run of characters and `?` one character within one
+    /// segment; it excludes the nodes it matches and their subtrees, so `/grid` excludes `grid`
+    /// and `/grid/*` only its children. Excluded nodes are not read at all. Zarr v3 and v2
+    /// sources only ([`crate::PlanError::ExcludeUnsupported`] otherwise).
+    pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
+        self.exclude.push(pattern.into());
+        self
+    }
+
+    /// Skip a node whose metadata cannot be parsed or converted, or whose codec chain cannot be
+    /// built (an unknown codec), with its subtree, instead of failing the import; the report's
+    /// `skipped_nodes` names each with the error. Default: off, and such an import fails and
+    /// writes nothing. A source that cannot be read still fails the import.
+    pub fn skip_unreadable(mut self, skip: bool) -> Self {
+        self.skip_unreadable = skip;
+        self
+    }
 }
 
 impl fmt::Debug for ImportOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ImportOptions").field("at", &self.at).field("progress", &self.progress.is_some()).finish()
+        f.debug_struct("ImportOptions")
+            .field("at", &self.at)
+            .field("progress", &self.progress.is_some())
+            .field("exclude", &self.exclude)
+            .field("skip_unreadable", &self.skip_unreadable)
+            .finish()
     }
 }
 
@@ -65,12 +94,23 @@ impl fmt::Debug for ImportOptions {
 pub struct ExportOptions {
     pub(crate) node: String,
     pub(crate) progress: Option<Callback>,
+    /// Inverted so that `Default` leaves consolidation on.
+    pub(crate) no_consolidated: bool,
 }
 
 impl ExportOptions {
     /// The node to export (default `/`): it becomes the root of the folder or archive.
     pub fn node(mut self, node: impl Into<String>) -> Self {
         self.node = node.into();
+        self
+    }
+
+    /// Whether the exported root group's `zarr.json` gets consolidated metadata (default: yes):
+    /// every descendant's document as the export's snapshot holds it, inline, in the form
+    /// zarr-python 3 writes (docs/format.md). Nothing is consolidated when the exported node is
+    /// an array or an implicit group.
+    pub fn consolidated(mut self, on: bool) -> Self {
+        self.no_consolidated = !on;
         self
     }
 
@@ -83,7 +123,11 @@ impl ExportOptions {
 
 impl fmt::Debug for ExportOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExportOptions").field("node", &self.node).field("progress", &self.progress.is_some()).finish()
+        f.debug_struct("ExportOptions")
+            .field("node", &self.node)
+            .field("progress", &self.progress.is_some())
+            .field("consolidated", &!self.no_consolidated)
+            .finish()
     }
 }
 
@@ -109,6 +153,21 @@ pub struct ImportReport {
     /// The folder inside a zip archive the hierarchy was read from ("" for the archive's root):
     /// an archive made from the hierarchy's parent folder holds it one folder down.
     pub folder: String,
+    /// Source keys imported with a change worth knowing, and what it was: an `_ARRAY_DIMENSIONS`
+    /// attribute of a v2 array that is not one string per dimension is kept as an attribute and
+    /// gives no `dimension_names`.
+    pub warnings: Vec<(String, String)>,
+    /// Source keys whose consolidated metadata was not imported: v3 group documents imported
+    /// without their `consolidated_metadata` member, and a v2 `.zmetadata`. A database never
+    /// stores consolidated metadata (it would go stale); an export writes it afresh.
+    pub consolidated_metadata: Vec<String>,
+    /// With [`ImportOptions::skip_unreadable`]: the nodes (paths relative to the source's root,
+    /// `""` for the root) left out with their subtrees because their metadata cannot be
+    /// imported, and why. Their keys are in `skipped` too.
+    pub skipped_nodes: Vec<(String, Arc<PlanError>)>,
+    /// The nodes left out by [`ImportOptions::exclude`] (the topmost of each excluded subtree,
+    /// relative to the source's root). Their keys are in `skipped` too.
+    pub excluded: Vec<String>,
 }
 
 /// What an export did.
@@ -119,4 +178,6 @@ pub struct ExportReport {
     pub values: u64,
     /// Bytes of values written.
     pub bytes: u64,
+    /// Whether the root's `zarr.json` was written with fresh consolidated metadata.
+    pub consolidated: bool,
 }

@@ -55,7 +55,7 @@ fn file_id(meta: &fs::Metadata) -> FileId {
 }
 
 /// Open a folder or a zip file.
-pub(crate) fn open_path(path: &Path) -> Result<Box<dyn Source>, Error> {
+pub(crate) fn open_path(path: &Path) -> Result<Box<dyn Source + Send>, Error> {
     let meta = fs::metadata(path).map_err(|_| TransferError::SourceNotFound { path: path.display().to_string() })?;
     if meta.is_dir() {
         let canonical = path.canonicalize().map_err(io_error("resolve", path))?;

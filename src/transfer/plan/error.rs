@@ -91,6 +91,12 @@ pub enum PlanError {
         /// The other metadata key.
         second: String,
     },
+    /// Exclusion patterns name node paths, which only Zarr v3 and v2 sources lay out as folders.
+    #[error("--exclude applies to Zarr v3 and v2 sources; this source is {layout}")]
+    ExcludeUnsupported {
+        /// The source's layout.
+        layout: &'static str,
+    },
     /// Reading a key from the source failed.
     #[error("reading \"{key}\" failed: {source}")]
     Read {

@@ -18,11 +18,13 @@
 
 mod compressor;
 mod convert;
+mod dims;
 mod draft;
 mod dtype;
 mod error;
 mod fill;
 mod filters;
+mod select;
 mod tree;
 mod v1;
 mod v2;
@@ -42,6 +44,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 pub use error::PlanError;
+pub(crate) use select::Select;
 
 /// The metadata layout a source was written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,27 +87,56 @@ pub(crate) struct Plan {
     /// v3 only: node paths (relative to the import root, `""` for the root itself) that have
     /// nodes below them but no `zarr.json`. They stay implicit; no document is invented. Sorted.
     pub implicit_groups: Vec<String>,
+    /// Source keys imported with a change the user should know of, and what it was (an
+    /// `_ARRAY_DIMENSIONS` attribute that could not become `dimension_names`). Sorted.
+    pub warnings: Vec<(String, String)>,
+    /// Source keys whose consolidated metadata was left out: v3 group documents written without
+    /// their `consolidated_metadata`, a v2 `.zmetadata`. Sorted.
+    pub consolidated: Vec<String>,
+    /// Nodes left out because their metadata cannot be imported (only with
+    /// [`Select::skip_unreadable`]), with the error; their subtrees are left out too. Sorted.
+    pub skipped_nodes: Vec<(String, std::sync::Arc<PlanError>)>,
+    /// Nodes left out by an exclusion pattern, with their subtrees (the topmost ones). Sorted.
+    pub excluded: Vec<String>,
 }
 
 /// Plan the import of a source holding `keys` (every key of the source, relative to the
 /// hierarchy root; validated by the caller). `read` fetches one key's bytes; only metadata keys
 /// are read. A failed read is returned as it is, so the caller chooses its error (normally
 /// [`PlanError::Read`]).
+#[cfg(test)]
 pub(crate) fn plan(
     keys: &[String],
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, PlanError>,
 ) -> Result<Plan, PlanError> {
-    let mut source = Source { keys, read };
-    let mut plan = match detect(&mut source)? {
+    plan_selected(keys, read, &Select::default())
+}
+
+/// [`plan`], leaving out what `select` says (`select.rs`).
+pub(crate) fn plan_selected(
+    keys: &[String],
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, PlanError>,
+    select: &Select,
+) -> Result<Plan, PlanError> {
+    let detected = detect(&mut Source { keys, read, skip_unreadable: false, failed: Vec::new() })?;
+    let excluded = select::exclude(keys, select, detected.layout())?;
+    let mut source = Source { keys: &excluded.kept, read, skip_unreadable: select.skip_unreadable, failed: Vec::new() };
+    let mut plan = match detected {
         Detected::Draft(entry) => draft::plan(&mut source, entry)?,
         Detected::V3 => v3::plan(&mut source)?,
         Detected::V2 => v2::plan(&mut source)?,
         Detected::V1 => v1::plan(&mut source)?,
     };
+    select::prune(&mut plan, std::mem::take(&mut source.failed));
+    plan.skipped.extend(excluded.skipped);
+    plan.excluded = excluded.nodes;
     plan.metadata.sort_by(|a, b| a.0.cmp(&b.0));
     plan.chunks.sort_by(|a, b| a.1.cmp(&b.1));
     plan.skipped.sort();
     plan.implicit_groups.sort();
+    plan.warnings.sort();
+    plan.consolidated.sort();
+    plan.skipped_nodes.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(plan)
 }
 
@@ -141,9 +173,27 @@ fn is_metadata_name(name: &str) -> bool {
 pub(super) struct Source<'a> {
     keys: &'a [String],
     read: &'a mut dyn FnMut(&str) -> Result<Vec<u8>, PlanError>,
+    /// Whether a node whose metadata cannot be imported is set aside in `failed` (with its
+    /// path) instead of failing the plan.
+    skip_unreadable: bool,
+    failed: Vec<(String, PlanError)>,
 }
 
 impl Source<'_> {
+    /// A node's planning result: its value, or with `skip_unreadable` `None` after setting the
+    /// error aside. A failed read of the source is never set aside: it is no property of a node.
+    fn tolerate<T>(&mut self, path: &str, result: Result<T, PlanError>) -> Result<Option<T>, PlanError> {
+        match result {
+            Ok(value) => Ok(Some(value)),
+            Err(e @ PlanError::Read { .. }) => Err(e),
+            Err(e) if self.skip_unreadable => {
+                self.failed.push((path.to_owned(), e));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn read(&mut self, key: &str) -> Result<Vec<u8>, PlanError> {
         (self.read)(key)
     }
@@ -163,6 +213,17 @@ enum Detected {
     V3,
     V2,
     V1,
+}
+
+impl Detected {
+    fn layout(&self) -> Layout {
+        match self {
+            Detected::Draft(_) => Layout::Draft2020,
+            Detected::V3 => Layout::V3,
+            Detected::V2 => Layout::V2,
+            Detected::V1 => Layout::V1,
+        }
+    }
 }
 
 fn detect(source: &mut Source<'_>) -> Result<Detected, PlanError> {
@@ -221,7 +282,17 @@ fn prefix(path: &str) -> String {
 
 /// A plan with nothing in it yet.
 fn empty(layout: Layout) -> Plan {
-    Plan { layout, metadata: Vec::new(), chunks: Vec::new(), skipped: Vec::new(), implicit_groups: Vec::new() }
+    Plan {
+        layout,
+        metadata: Vec::new(),
+        chunks: Vec::new(),
+        skipped: Vec::new(),
+        implicit_groups: Vec::new(),
+        warnings: Vec::new(),
+        consolidated: Vec::new(),
+        skipped_nodes: Vec::new(),
+        excluded: Vec::new(),
+    }
 }
 
 /// Skip reasons shared by the layouts.

@@ -187,7 +187,8 @@ fn hierarchy_separators_attributes_and_skips() {
     assert_eq!(group_at(&plan, "g/h/zarr.json").attributes["n"], json!(1));
     let dot = array_at(&plan, "g/h/dot/zarr.json");
     assert_eq!(dot.chunk_key_encoding, ChunkKeyEncoding::V2(Separator::Dot));
-    assert_eq!(dot.attributes["_ARRAY_DIMENSIONS"], json!(["y", "x"]));
+    assert_eq!(dot.dimension_names, Some(vec![Some("y".into()), Some("x".into())]));
+    assert!(dot.attributes.is_empty(), "_ARRAY_DIMENSIONS became dimension_names");
     assert_eq!(array_at(&plan, "slash/zarr.json").chunk_key_encoding, ChunkKeyEncoding::V2(Separator::Slash));
     for key in ["g/h/dot/0.0", "g/h/dot/1.1", "slash/0/0", "slash/1/1"] {
         assert_eq!(chunk_dst(&plan, key), key);
@@ -316,4 +317,27 @@ fn filters_become_codecs_around_bytes() {
     // A configuration the codec refuses is an error of the converted chain, naming the field.
     let err = Fake::new(&[(".zarray", &zarray(json!({"filters": [{"id": "delta", "dtype": "<i4"}]})))]).plan();
     assert!(matches!(err, Err(PlanError::InvalidCodecs { .. })), "{err:?}");
+}
+
+#[test]
+fn array_dimensions_become_dimension_names() {
+    let attrs = |dims: Value| bytes(&json!({"_ARRAY_DIMENSIONS": dims, "units": "m"}));
+    let good = attrs(json!(["y", "x"]));
+    let plan = Fake::new(&[(".zarray", &zarray(json!({}))), (".zattrs", &good)]).plan().unwrap();
+    let meta = array_at(&plan, "zarr.json");
+    assert_eq!(meta.dimension_names, Some(vec![Some("y".into()), Some("x".into())]));
+    assert_eq!(meta.attributes, json!({"units": "m"}).as_object().unwrap().clone());
+    assert!(plan.warnings.is_empty());
+
+    // Not one string per dimension: kept as it is, no names, and the plan says why.
+    for dims in [json!(["x"]), json!(["y", 1]), json!("yx"), json!(["y", null])] {
+        let bad = attrs(dims.clone());
+        let plan = Fake::new(&[(".zarray", &zarray(json!({}))), (".zattrs", &bad)]).plan().unwrap();
+        let meta = array_at(&plan, "zarr.json");
+        assert_eq!(meta.dimension_names, None, "{dims}");
+        assert_eq!(meta.attributes["_ARRAY_DIMENSIONS"], dims);
+        assert_eq!(plan.warnings.len(), 1, "{dims}");
+        assert_eq!(plan.warnings[0].0, ".zattrs");
+        assert!(plan.warnings[0].1.contains("_ARRAY_DIMENSIONS"), "{:?}", plan.warnings);
+    }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::convert::{array_document, f_order, group_document, object, required, shape_and_chunks, ArraySpec};
 use super::tree::{assign_chunks, implied_groups, node_entries, ArraySource};
 use super::{
-    compressor, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
+    compressor, dims, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
 };
 use crate::metadata::json::{invalid, wrong_type};
 use crate::metadata::{ChunkKeyEncoding, Separator};
@@ -34,22 +34,24 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     let mut claimed = HashSet::new();
     let mut arrays = Vec::new();
     for (path, key) in &array_keys {
-        let attributes = attributes(source, attrs_keys.get(path))?;
-        let (_, value) = source.json(key)?;
-        let spec = array_spec(&value, attributes, key)?;
-        let (meta, bytes) = array_document(spec, key)?;
+        let converted = convert_array(source, key, attrs_keys.get(path));
+        let Some((meta, bytes, warning)) = source.tolerate(path, converted)? else { continue };
+        if let Some(warning) = warning {
+            plan.warnings.push((attrs_keys.get(path).unwrap_or(key).clone(), warning));
+        }
         arrays.push(ArraySource::same_keys(key, path, meta.chunk_key_encoding, meta.grid_shape()));
         plan.metadata.push((format!("{}zarr.json", prefix(path)), bytes));
     }
     for (path, key) in &group_keys {
-        let (_, value) = source.json(key)?;
-        check_group(&value, key)?;
-        let attributes = attributes(source, attrs_keys.get(path))?;
+        let converted = source.json(key).and_then(|(_, value)| check_group(&value, key));
+        let converted = converted.and_then(|()| attributes(source, attrs_keys.get(path)));
+        let Some(attributes) = source.tolerate(path, converted)? else { continue };
         plan.metadata.push((format!("{}zarr.json", prefix(path)), group_document(attributes)));
     }
     // v3.0 readers know no implicit groups, so folders of v2 nodes become explicit groups.
     for path in &implied {
-        let attributes = attributes(source, attrs_keys.get(path))?;
+        let converted = attributes(source, attrs_keys.get(path));
+        let Some(attributes) = source.tolerate(path, converted)? else { continue };
         plan.metadata.push((format!("{}zarr.json", prefix(path)), group_document(attributes)));
     }
     for key in array_keys.values().chain(group_keys.values()) {
@@ -69,9 +71,28 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
         plan.skipped
             .push((".zmetadata".into(), "Zarr v2 consolidated metadata: the nodes are converted one by one".into()));
         claimed.insert(".zmetadata".into());
+        plan.consolidated.push(".zmetadata".into());
     }
     assign_chunks(keys, &claimed, &arrays, &mut plan);
     Ok(plan)
+}
+
+/// An array's v3 document from its `.zarray` and `.zattrs`, with the warning of
+/// `_ARRAY_DIMENSIONS` that could not become dimension names.
+fn convert_array(
+    source: &mut Source<'_>,
+    key: &str,
+    attrs_key: Option<&String>,
+) -> Result<(crate::metadata::ArrayMetadata, Vec<u8>, Option<String>), PlanError> {
+    let attributes = attributes(source, attrs_key)?;
+    let (_, value) = source.json(key)?;
+    let mut spec = array_spec(&value, attributes, key)?;
+    let warning = dims::take(&mut spec);
+    if warning.is_none() && spec.dimension_names.is_some() {
+        dims::keep_fill_as_mask(&mut spec, value.get("fill_value").unwrap_or(&Value::Null));
+    }
+    let (meta, bytes) = array_document(spec, key)?;
+    Ok((meta, bytes, warning))
 }
 
 /// A `.zattrs` document, or no attributes when the node has none.

@@ -1,5 +1,6 @@
 //! Zarr v3: every `zarr.json` is parsed with the crate's own parser (and each array's codec chain
-//! built), then copied byte for byte, so an export of the import gives back the same documents.
+//! built), then copied byte for byte, so an export of the import gives back the same documents;
+//! only a group document holding `consolidated_metadata` is written without it.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -7,7 +8,7 @@ use super::tree::{assign_chunks, implied_groups, ArraySource, NodeEntry};
 use super::{empty, last_segment, mixed, parent_path, Layout, Paths, Plan, PlanError, Source};
 use crate::array::chunk_spec;
 use crate::codec::CodecChain;
-use crate::metadata::NodeMetadata;
+use crate::metadata::{consolidated, NodeMetadata};
 
 pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     let keys = source.keys;
@@ -16,12 +17,13 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     let mut arrays = Vec::new();
     let mut claimed = HashSet::new();
     for key in keys.iter().filter(|k| last_segment(k) == "zarr.json") {
-        let (bytes, _) = source.json(key)?;
         let path = parent_path(key);
-        let meta = NodeMetadata::from_json(&bytes).map_err(|e| PlanError::metadata(key, e))?;
+        let read = read_node(source, key);
+        let Some((meta, bytes, had_consolidated)) = source.tolerate(path, read)? else { continue };
+        if had_consolidated {
+            plan.consolidated.push(key.clone());
+        }
         if let NodeMetadata::Array(meta) = &meta {
-            CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
-                .map_err(|source| PlanError::InvalidCodecs { key: key.clone(), source })?;
             arrays.push(ArraySource::same_keys(key, path, meta.chunk_key_encoding, meta.grid_shape()));
         }
         nodes.insert(
@@ -35,6 +37,25 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     plan.implicit_groups = implied_groups(&nodes)?.into_iter().collect();
     assign_chunks(keys, &claimed, &arrays, &mut plan);
     Ok(plan)
+}
+
+/// A node's document, parsed (and for an array, its codec chain built), the bytes to write, and
+/// whether it held consolidated metadata.
+fn read_node(source: &mut Source<'_>, key: &str) -> Result<(NodeMetadata, Vec<u8>, bool), PlanError> {
+    let (mut bytes, value) = source.json(key)?;
+    let meta = NodeMetadata::from_json(&bytes).map_err(|e| PlanError::metadata(key, e))?;
+    let mut had_consolidated = false;
+    // Consolidated metadata is never stored (metadata/consolidated.rs): the parsed group, which
+    // dropped it, is written instead. Other documents stay byte for byte.
+    if let (NodeMetadata::Group(group), Some(member)) = (&meta, value.get(consolidated::MEMBER)) {
+        had_consolidated = !member.is_null();
+        bytes = group.to_json_bytes();
+    }
+    if let NodeMetadata::Array(meta) = &meta {
+        CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
+            .map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
+    }
+    Ok((meta, bytes, had_consolidated))
 }
 
 /// v2 metadata in the folder of a `zarr.json` describes the same node in the older layout (as
