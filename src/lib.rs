@@ -36,7 +36,7 @@ pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenErr
 pub use hierarchy::{Group, Node, NodePath, Parents};
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
-    TimeUnit, METADATA_KEY,
+    StructuredType, TimeUnit, METADATA_KEY,
 };
 pub use store::{
     ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,

@@ -70,7 +70,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> = Arc::new(DirectoryStore::open(dir.path()).unwrap());
         Group::create(store.clone(), "/", Map::new()).unwrap();
-        let mut meta = ArrayMetadata::new(data_type, shape.to_vec(), chunks.to_vec());
+        let mut meta = ArrayMetadata::new(data_type.clone(), shape.to_vec(), chunks.to_vec());
         meta.codecs = codecs(chain);
         let array = Array::create(store.clone(), "/a", meta).unwrap();
         let n = shape.iter().product::<u64>() as usize * data_type.size();

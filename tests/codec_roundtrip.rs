@@ -19,7 +19,7 @@ fn data(n: usize, elem: usize) -> Vec<u8> {
 /// Write in two overlapping unaligned regions, read back whole and in part, reopen.
 fn roundtrip(name: &str, dt: DataType, shape: Vec<u64>, chunks: Vec<u64>, chain: Value) -> Arc<dyn Store> {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let mut meta = ArrayMetadata::new(dt, shape.clone(), chunks);
+    let mut meta = ArrayMetadata::new(dt.clone(), shape.clone(), chunks);
     meta.codecs = codecs(chain);
     let array = Array::create(store.clone(), "/a", meta).unwrap_or_else(|e| panic!("{name}: {e}"));
     let elem = dt.size();

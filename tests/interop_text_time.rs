@@ -103,10 +103,10 @@ fn zarrdb_written_arrays_read_in_zarr_python() {
             "/vlen_bytes" => DataType::Bytes,
             "/utf32" | "/utf32_be" => DataType::FixedLengthUtf32 { length_bytes: 160 },
             "/nt_bytes" => DataType::NullTerminatedBytes { length_bytes: 33 },
-            "/datetime_ns" => ns,
-            _ => s10,
+            "/datetime_ns" => ns.clone(),
+            _ => s10.clone(),
         };
-        let mut meta = ArrayMetadata::new(data_type, vec![7], vec![3]);
+        let mut meta = ArrayMetadata::new(data_type.clone(), vec![7], vec![3]);
         if matches!(data_type, DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. }) {
             meta.fill_value = FillValue::from_json(&Value::from("NaT"), data_type).unwrap();
         }

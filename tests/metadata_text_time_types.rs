@@ -99,8 +99,40 @@ fn malformed_types_and_fill_values_name_the_field() {
         };
         assert_eq!(named, field, "{data_type} {fill}: {err}");
     }
-    let structured = json!({"name": "structured", "configuration": {"fields": [["a", "int32"]]}});
-    assert!(matches!(parse(structured, json!("AAAAAA==")), Err(MetadataError::Unsupported { .. })));
+    let record = |fields: Value| json!({"name": "structured", "configuration": {"fields": fields}});
+    for (fields, fill, field) in [
+        (json!([]), json!(""), "data_type.configuration.fields"),
+        (json!([["a", "int32"], ["a", "int8"]]), json!("AAAAAA=="), "data_type.configuration.fields"),
+        (json!([["a", "string"]]), json!(""), "data_type.configuration.fields"),
+        (json!([["a"]]), json!(""), "data_type.configuration.fields[0]"),
+        (json!({"a": "int32"}), json!(""), "data_type.configuration.fields"),
+        (json!([["a", "int32"]]), json!("AAAAAAA="), "fill_value"),
+        (json!([["a", "int32"]]), json!([0, 0, 0, 0]), "fill_value"),
+    ] {
+        let err = parse(record(fields.clone()), fill).unwrap_err();
+        let named = match &err {
+            MetadataError::InvalidValue { field, .. } | MetadataError::WrongType { field, .. } => field.clone(),
+            other => panic!("{fields}: unexpected {other:?}"),
+        };
+        assert_eq!(named, field, "{fields}: {err}");
+    }
+    assert!(matches!(parse(record(json!([["a", "int33"]])), json!("")), Err(MetadataError::Unsupported { .. })));
+}
+
+#[test]
+fn structured_types_parse_as_zarr_python_writes_them() {
+    let data_type = json!({"name": "structured", "configuration": {"fields": [
+        ["id", "int32"], ["when", {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}],
+        ["tag", {"name": "null_terminated_bytes", "configuration": {"length_bytes": 3}}]]}});
+    let meta = parse(data_type.clone(), json!("AQAAAAIAAAAAAAAAYWJj")).unwrap();
+    let DataType::Structured(record) = &meta.data_type else { panic!("{:?}", meta.data_type) };
+    let offsets: Vec<(&str, usize)> = record.offsets().map(|(name, _, at)| (name, at)).collect();
+    assert_eq!(offsets, vec![("id", 0), ("when", 4), ("tag", 12)]);
+    assert_eq!(meta.data_type.size(), 15);
+    assert_eq!(&meta.fill_value.as_le_bytes()[12..], b"abc");
+    let written = meta.to_json();
+    assert_eq!(written["data_type"], data_type);
+    assert_eq!(written["fill_value"], json!("AQAAAAIAAAAAAAAAYWJj"));
 }
 
 #[test]

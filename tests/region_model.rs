@@ -198,12 +198,12 @@ fn dims() -> impl Strategy<Value = Vec<(u64, u64)>> {
     prop::collection::vec(dim, 0..=4)
 }
 
-fn is_bool(dt: DataType) -> bool {
-    dt == DataType::Bool
+fn is_bool(dt: &DataType) -> bool {
+    *dt == DataType::Bool
 }
 
 /// One element's bytes: any bytes, or 0/1 for bool.
-fn element(dt: DataType) -> BoxedStrategy<Vec<u8>> {
+fn element(dt: &DataType) -> BoxedStrategy<Vec<u8>> {
     if is_bool(dt) {
         (0u8..=1).prop_map(|b| vec![b]).boxed()
     } else {
@@ -235,7 +235,7 @@ fn region(shape: Vec<u64>) -> impl Strategy<Value = (Vec<u64>, Vec<u64>)> {
 fn op(shape: Vec<u64>, dt: DataType) -> impl Strategy<Value = Op> {
     let write = region(shape.clone()).prop_flat_map(move |(offset, rshape)| {
         let n = count(&rshape);
-        let data = prop::collection::vec(element(dt), n).prop_map(|els| els.concat());
+        let data = prop::collection::vec(element(&dt), n).prop_map(|els| els.concat());
         let mask = prop_oneof![
             4 => Just(vec![false; n]),
             2 => prop::collection::vec(any::<bool>(), n),
@@ -274,11 +274,11 @@ fn case() -> impl Strategy<Value = Case> {
     (dims(), prop::sample::select(&DATA_TYPES[..]), key_encoding()).prop_flat_map(|(dims, dt, key_encoding)| {
         let shape: Vec<u64> = dims.iter().map(|d| d.0).collect();
         let chunk: Vec<u64> = dims.iter().map(|d| d.1).collect();
-        (element(dt), endian(dt), prop::collection::vec(op(shape.clone(), dt), 1..8)).prop_map(
+        (element(&dt), endian(dt.clone()), prop::collection::vec(op(shape.clone(), dt.clone()), 1..8)).prop_map(
             move |(fill, endian, ops)| Case {
                 shape: shape.clone(),
                 chunk: chunk.clone(),
-                data_type: dt,
+                data_type: dt.clone(),
                 fill,
                 endian,
                 key_encoding,
@@ -293,7 +293,7 @@ fn case() -> impl Strategy<Value = Case> {
 // ---------------------------------------------------------------------------------------------
 
 fn metadata(case: &Case) -> ArrayMetadata {
-    let mut meta = ArrayMetadata::new(case.data_type, case.shape.clone(), case.chunk.clone());
+    let mut meta = ArrayMetadata::new(case.data_type.clone(), case.shape.clone(), case.chunk.clone());
     meta.fill_value = FillValue::from_le_bytes(case.fill.clone());
     meta.chunk_key_encoding = case.key_encoding;
     meta.codecs = vec![match case.endian {
@@ -391,7 +391,7 @@ fn expected_chunk_bytes(case: &Case, model: &Model, coords: &[u64]) -> Vec<u8> {
         let inside = coord.iter().zip(&case.shape).all(|(c, n)| c < n);
         let mut el = if inside { model.element(&coord).to_vec() } else { case.fill.clone() };
         if case.endian == Some("big") {
-            let scalar = match case.data_type {
+            let scalar = match &case.data_type {
                 DataType::Complex64 => 4,
                 DataType::Complex128 => 8,
                 DataType::Bool | DataType::UInt8 | DataType::Raw { .. } => 1,

@@ -37,7 +37,7 @@ fn strings_variable_and_fixed_length() {
 fn byte_strings_variable_and_null_terminated() {
     for data_type in [DataType::Bytes, DataType::NullTerminatedBytes { length_bytes: 5 }] {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let a = Array::create(store, "/b", ArrayMetadata::new(data_type, vec![4], vec![3])).unwrap();
+        let a = Array::create(store, "/b", ArrayMetadata::new(data_type.clone(), vec![4], vec![3])).unwrap();
         let values = vec![b"ab".to_vec(), vec![], vec![0, 0xff, 7], b"hello".to_vec()];
         a.write_items(&[0], &[4], &values).unwrap();
         assert_eq!(a.read_all_items::<Vec<u8>>().unwrap(), values, "{data_type}");

@@ -179,7 +179,7 @@ impl Array {
         let size = data_type.size();
         let mut out = Vec::with_capacity(values.len().saturating_mul(size));
         for (index, value) in values.iter().enumerate() {
-            let bytes = value.element_bytes(data_type);
+            let bytes = value.element_bytes(data_type.clone());
             if bytes.len() > size {
                 return Err(ArrayError::ItemTooLong {
                     array: self.path.to_string(),
@@ -197,7 +197,7 @@ impl Array {
     }
 
     fn vlen_codec(&self) -> &'static str {
-        vlen::codec_name(self.data_type()).unwrap_or("vlen")
+        vlen::codec_name(&self.data_type()).unwrap_or("vlen")
     }
 
     fn chunk_elements(&self) -> u64 {

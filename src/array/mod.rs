@@ -95,7 +95,7 @@ impl Array {
 
     /// Element type.
     pub fn data_type(&self) -> DataType {
-        self.metadata.data_type
+        self.metadata.data_type.clone()
     }
 
     /// Value of unwritten elements.
@@ -212,7 +212,7 @@ impl Array {
 pub(crate) fn chunk_spec(metadata: &ArrayMetadata) -> ChunkSpec {
     ChunkSpec {
         shape: metadata.chunk_shape.clone(),
-        data_type: metadata.data_type,
+        data_type: metadata.data_type.clone(),
         fill_value: metadata.fill_value.clone(),
     }
 }

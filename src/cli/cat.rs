@@ -31,7 +31,7 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool,
             _ => {
                 let size = data_type.size();
                 let bytes = array.read_region_bytes(&offset, &shape)?;
-                bytes.chunks_exact(size).map(|e| render::element(e, data_type)).collect()
+                bytes.chunks_exact(size).map(|e| render::element(e, data_type.clone())).collect()
             }
         };
         let dims: Vec<u64> = shape.iter().zip(&kept).filter(|(_, k)| **k).map(|(s, _)| *s).collect();

@@ -27,6 +27,12 @@ pub(crate) fn element(bytes: &[u8], data_type: DataType) -> Value {
             datetime(ticks, unit, scale_factor)
         }
         DataType::TimeDelta64 { .. } if bytes[..8] == i64::MIN.to_le_bytes() => "NaT".into(),
+        // A record prints as an object of its fields, each in its own notation.
+        DataType::Structured(s) => s
+            .offsets()
+            .map(|(name, dt, at)| (name.to_owned(), element(&bytes[at..at + dt.size()], dt.clone())))
+            .collect::<serde_json::Map<String, Value>>()
+            .into(),
         _ => FillValue::from_le_bytes(bytes.to_vec()).to_json(data_type),
     }
 }

@@ -22,7 +22,7 @@ impl BitRound {
     pub fn from_metadata(meta: &NamedConfig, decoded: &ChunkSpec) -> Result<BitRound, CodecError> {
         let config = Config::new(NAME, meta, &["keepbits"])?;
         config.required("keepbits")?;
-        let bits = match decoded.data_type {
+        let bits = match &decoded.data_type {
             DataType::Float16 => 10,
             DataType::Float32 => 23,
             DataType::Float64 => 52,

@@ -41,9 +41,12 @@ impl BytesCodec {
             return Err(CodecError::InvalidChain {
                 reason: format!(
                     "the data type {data_type} has no fixed element size; its array -> bytes codec is {}",
-                    super::vlen::codec_name(data_type).unwrap_or("vlen-utf8 or vlen-bytes")
+                    super::vlen::codec_name(&data_type).unwrap_or("vlen-utf8 or vlen-bytes")
                 ),
             });
+        }
+        if matches!(data_type, DataType::Structured(_)) && endian == Some(Endian::Big) {
+            return Err(config_error("endian", "structured elements are stored with little-endian fields"));
         }
         if endian.is_none() && data_type.layout() != Layout::Bytes {
             return Err(config_error(

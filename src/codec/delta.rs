@@ -26,8 +26,8 @@ impl Delta {
     pub fn from_metadata(meta: &NamedConfig, decoded: &ChunkSpec) -> Result<Delta, CodecError> {
         let config = Config::new(NAME, meta, &["dtype", "astype"])?;
         let dtype = Dtype::required(&config, "dtype")?;
-        dtype.must_be(&config, "dtype", decoded.data_type)?;
-        if !numpy::is_integer(dtype.data_type) && !numpy::is_float(dtype.data_type) {
+        dtype.must_be(&config, "dtype", &decoded.data_type)?;
+        if !numpy::is_integer(&dtype.data_type) & !numpy::is_float(&dtype.data_type) {
             return Err(config.error("dtype", format!("delta works on integers and floats, not {}", dtype.text)));
         }
         let astype = Dtype::optional(&config, "astype")?;
@@ -82,7 +82,7 @@ fn float_delta<T: Float>(data: &[u8], decode: bool) -> Vec<u8> {
 
 impl Delta {
     fn apply(&self, data: &[u8], decode: bool) -> Vec<u8> {
-        match self.dtype.data_type {
+        match &self.dtype.data_type {
             DataType::Float16 => float_delta::<half::f16>(data, decode),
             DataType::Float32 => float_delta::<f32>(data, decode),
             DataType::Float64 => float_delta::<f64>(data, decode),

@@ -43,7 +43,7 @@ fn number(config: &Config<'_>, field: &str) -> Result<(Scalar, Value), CodecErro
 }
 
 /// `v` wrapped to the integer type `t`, as numpy's integer arithmetic does.
-fn wrap(v: i128, t: DataType) -> Scalar {
+fn wrap(v: i128, t: &DataType) -> Scalar {
     let mut out = Vec::with_capacity(8);
     Scalar::Int(v as i64).write(t, &mut out);
     Scalar::read(&out, t, 0)
@@ -66,7 +66,7 @@ fn as_f64(s: Scalar) -> f64 {
 }
 
 /// The range of an integer data type, for numpy 2's refusal of Python ints that do not fit.
-fn fits(v: i128, t: DataType) -> bool {
+fn fits(v: i128, t: &DataType) -> bool {
     let bits = 8 * t.size() as u32;
     let signed = matches!(t, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64);
     let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
@@ -78,28 +78,28 @@ impl FixedScaleOffset {
         let config = Config::new(NAME, meta, &["offset", "scale", "dtype", "astype"])?;
         let (offset, raw_offset) = number(&config, "offset")?;
         let (scale, raw_scale) = number(&config, "scale")?;
-        let dtype = Dtype::or_received(&config, "dtype", decoded.data_type)?;
-        dtype.must_be(&config, "dtype", decoded.data_type)?;
+        let dtype = Dtype::or_received(&config, "dtype", &decoded.data_type)?;
+        dtype.must_be(&config, "dtype", &decoded.data_type)?;
         let astype = Dtype::optional(&config, "astype")?;
-        let numeric = |t: DataType| numpy::is_integer(t) || numpy::is_float(t);
-        if !numeric(dtype.data_type) {
+        let numeric = |t: &DataType| numpy::is_integer(t) || numpy::is_float(t);
+        if !numeric(&dtype.data_type) {
             return Err(config.error("dtype", format!("{} is not an integer or float type", dtype.text)));
         }
-        if let Some(a) = astype.as_ref().filter(|a| !numeric(a.data_type)) {
+        if let Some(a) = astype.as_ref().filter(|a| !numeric(&a.data_type)) {
             return Err(config.error("astype", format!("{} is not an integer or float type", a.text)));
         }
-        if numpy::is_integer(dtype.data_type) {
+        if numpy::is_integer(&dtype.data_type) {
             for (field, v) in [("offset", offset), ("scale", scale)] {
-                if as_i128(v).is_some_and(|i| !fits(i, dtype.data_type)) {
-                    return Err(config.error(field, format!("does not fit the data type {}", dtype.data_type)));
+                if as_i128(v).is_some_and(|i| !fits(i, &dtype.data_type)) {
+                    return Err(config.error(field, format!("does not fit the data type {}", &dtype.data_type)));
                 }
             }
         }
         Ok(FixedScaleOffset { offset, scale, raw: (raw_offset, raw_scale), dtype, astype })
     }
 
-    fn astype(&self) -> DataType {
-        self.astype.as_ref().map_or(self.dtype.data_type, |a| a.data_type)
+    fn astype(&self) -> &DataType {
+        self.astype.as_ref().map_or(&self.dtype.data_type, |a| &a.data_type)
     }
 
     fn encode_float<T: Float>(&self, data: &[u8], out: &mut Vec<u8>) {
@@ -112,7 +112,7 @@ impl FixedScaleOffset {
     }
 
     fn encode_int(&self, data: &[u8], out: &mut Vec<u8>) {
-        let (from, to) = (self.dtype.data_type, self.astype());
+        let (from, to) = (&self.dtype.data_type, self.astype());
         for i in 0..data.len() / from.size() {
             let x = Scalar::read(data, from, i);
             let x = as_i128(x).expect("integer data");
@@ -131,7 +131,7 @@ impl FixedScaleOffset {
     fn decode_float<T: Float>(&self, data: &[u8], out: &mut Vec<u8>) {
         let (offset, scale) = (T::from_f64(as_f64(self.offset)), T::from_f64(as_f64(self.scale)));
         for b in data.chunks_exact(T::SIZE) {
-            Scalar::Float((T::read(b) / scale + offset).to_f64()).write(self.dtype.data_type, out);
+            Scalar::Float((T::read(b) / scale + offset).to_f64()).write(&self.dtype.data_type, out);
         }
     }
 
@@ -139,14 +139,14 @@ impl FixedScaleOffset {
         let from = self.astype();
         for i in 0..data.len() / from.size() {
             let e = as_f64(Scalar::read(data, from, i));
-            Scalar::Float(e / as_f64(self.scale) + as_f64(self.offset)).write(self.dtype.data_type, out);
+            Scalar::Float(e / as_f64(self.scale) + as_f64(self.offset)).write(&self.dtype.data_type, out);
         }
     }
 
     fn encode_values(&self, data: &[u8]) -> Vec<u8> {
         let count = data.len() / self.dtype.data_type.size();
         let mut out = Vec::with_capacity(count * self.astype().size());
-        match self.dtype.data_type {
+        match &self.dtype.data_type {
             DataType::Float16 => self.encode_float::<half::f16>(data, &mut out),
             DataType::Float32 => self.encode_float::<f32>(data, &mut out),
             DataType::Float64 => self.encode_float::<f64>(data, &mut out),
@@ -160,7 +160,7 @@ impl ArrayToArray for FixedScaleOffset {
     fn encoded_spec(&self, decoded: &ChunkSpec) -> ChunkSpec {
         ChunkSpec {
             shape: decoded.shape.clone(),
-            data_type: self.astype(),
+            data_type: self.astype().clone(),
             fill_value: FillValue::from_le_bytes(self.encode_values(decoded.fill_value.as_le_bytes())),
         }
     }
@@ -202,10 +202,10 @@ mod tests {
 
     #[test]
     fn integer_steps_wrap_like_numpy() {
-        assert_eq!(wrap(200, DataType::Int8), Scalar::Int(-56));
-        assert_eq!(wrap(-1, DataType::UInt16), Scalar::UInt(65535));
-        assert!(fits(255, DataType::UInt8) && !fits(256, DataType::UInt8) && !fits(-1, DataType::UInt8));
-        assert!(fits(-128, DataType::Int8) && !fits(-129, DataType::Int8));
+        assert_eq!(wrap(200, &DataType::Int8), Scalar::Int(-56));
+        assert_eq!(wrap(-1, &DataType::UInt16), Scalar::UInt(65535));
+        assert!(fits(255, &DataType::UInt8) & !fits(256, &DataType::UInt8) & !fits(-1, &DataType::UInt8));
+        assert!(fits(-128, &DataType::Int8) & !fits(-129, &DataType::Int8));
     }
 
     #[test]

@@ -189,7 +189,7 @@ impl CodecChain {
             if current.data_type.is_variable_length() && array_to_bytes.is_none() {
                 // Array -> array codecs and sharding move fixed-size elements; items of a
                 // variable-length type reach the bytes stage only through their vlen codec.
-                if vlen::codec_name(current.data_type) != Some(codec.name.as_str())
+                if vlen::codec_name(&current.data_type) != Some(codec.name.as_str())
                     && matches!(codec.name.as_str(), "transpose" | "sharding_indexed")
                 {
                     return Err(CodecError::InvalidChain {
@@ -218,9 +218,9 @@ impl CodecChain {
                         return Err(CodecError::InvalidChain { reason: "more than one array -> bytes codec".into() });
                     }
                     array_to_bytes = Some(match codec.name.as_str() {
-                        "bytes" => Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type)?),
+                        "bytes" => Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type.clone())?),
                         "sharding_indexed" => Box::new(sharding::Sharding::from_metadata(codec, &current)?),
-                        _ => Box::new(vlen::Vlen::from_metadata(codec, current.data_type)?),
+                        _ => Box::new(vlen::Vlen::from_metadata(codec, current.data_type.clone())?),
                     });
                 }
                 name if ["gzip", "zstd", "blosc", "crc32c", zlib::NAME].contains(&name)
@@ -237,7 +237,7 @@ impl CodecChain {
                     bytes_to_bytes.push(match codec.name.as_str() {
                         "gzip" => Box::new(gzip::Gzip::from_metadata(codec)?),
                         "zstd" => Box::new(zstd::Zstd::from_metadata(codec)?),
-                        "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type)?),
+                        "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type.clone())?),
                         zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
                         "crc32c" => Box::new(crc32c::Crc32c::from_metadata(codec)?),
                         _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,

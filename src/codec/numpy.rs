@@ -57,13 +57,13 @@ impl Dtype {
     /// The member `field`, or the type of the data the codec receives when it is absent, as
     /// zarr-python 3 fills it in (`evolve_from_array_spec`) for fixedscaleoffset, quantize and
     /// astype; written back explicitly.
-    pub fn or_received(config: &Config<'_>, field: &str, received: DataType) -> Result<Dtype, CodecError> {
+    pub fn or_received(config: &Config<'_>, field: &str, received: &DataType) -> Result<Dtype, CodecError> {
         match Dtype::optional(config, field)? {
             Some(dtype) => Ok(dtype),
             None => {
                 let kind = if is_float(received) {
                     'f'
-                } else if received == DataType::Bool {
+                } else if *received == DataType::Bool {
                     'b'
                 } else if is_integer(received) && received.name().starts_with('u') {
                     'u'
@@ -82,8 +82,8 @@ impl Dtype {
 
     /// Refuse a configuration whose dtype is not the type of the data the codec will receive:
     /// numcodecs would reinterpret the bytes, which a codec working on values cannot reproduce.
-    pub fn must_be(&self, config: &Config<'_>, field: &str, actual: DataType) -> Result<(), CodecError> {
-        if self.data_type == actual {
+    pub fn must_be(&self, config: &Config<'_>, field: &str, actual: &DataType) -> Result<(), CodecError> {
+        if self.data_type == *actual {
             Ok(())
         } else {
             Err(config.error(field, format!("\"{}\" does not match the data type {actual} it receives", self.text)))
@@ -95,11 +95,11 @@ impl Dtype {
     }
 }
 
-pub(crate) fn is_float(data_type: DataType) -> bool {
+pub(crate) fn is_float(data_type: &DataType) -> bool {
     matches!(data_type, DataType::Float16 | DataType::Float32 | DataType::Float64)
 }
 
-pub(crate) fn is_integer(data_type: DataType) -> bool {
+pub(crate) fn is_integer(data_type: &DataType) -> bool {
     matches!(
         data_type,
         DataType::Int8
@@ -124,7 +124,7 @@ pub(crate) enum Scalar {
 
 impl Scalar {
     /// Element `i` of little-endian `data` of type `data_type` (a numeric type or bool).
-    pub fn read(data: &[u8], data_type: DataType, i: usize) -> Scalar {
+    pub fn read(data: &[u8], data_type: &DataType, i: usize) -> Scalar {
         let n = data_type.size();
         let b = &data[i * n..(i + 1) * n];
         let mut w = [0u8; 8];
@@ -149,7 +149,7 @@ impl Scalar {
     /// converts to `int32` (targets up to 16 bits and `int32`) or `int64` (wider) and keeps the
     /// low bits, so e.g. -1.0 becomes 255 as `uint8`. That is reproduced, with the "integer
     /// indefinite" (the intermediate type's minimum) for NaN and values beyond it.
-    pub fn write(self, data_type: DataType, out: &mut Vec<u8>) {
+    pub fn write(self, data_type: &DataType, out: &mut Vec<u8>) {
         // 2^31 and 2^63, exactly.
         const I32_END: f64 = 2_147_483_648.0;
         const I64_END: f64 = 9_223_372_036_854_775_808.0;
@@ -206,7 +206,7 @@ impl Scalar {
 }
 
 /// `ndarray.astype(to)` of little-endian elements of type `from`.
-pub(crate) fn cast(data: &[u8], from: DataType, to: DataType) -> Vec<u8> {
+pub(crate) fn cast(data: &[u8], from: &DataType, to: &DataType) -> Vec<u8> {
     if from == to {
         return data.to_vec();
     }

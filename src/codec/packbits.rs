@@ -20,7 +20,7 @@ impl PackBits {
     pub fn from_metadata(meta: &NamedConfig, decoded: &ChunkSpec) -> Result<PackBits, CodecError> {
         let config = Config::new(NAME, meta, &[])?;
         if decoded.data_type != DataType::Bool {
-            return Err(config.error("(data type)", format!("packbits needs bool data, not {}", decoded.data_type)));
+            return Err(config.error("(data type)", format!("packbits needs bool data, not {}", &decoded.data_type)));
         }
         Ok(PackBits)
     }

@@ -39,19 +39,19 @@ impl Quantize {
         config.required("digits")?;
         // Beyond ±300 digits 10^-digits leaves the float64 range and numcodecs' scale is 0 or inf.
         let digits = config.int("digits", -300..=300)?.expect("required");
-        let dtype = Dtype::or_received(&config, "dtype", decoded.data_type)?;
-        dtype.must_be(&config, "dtype", decoded.data_type)?;
+        let dtype = Dtype::or_received(&config, "dtype", &decoded.data_type)?;
+        dtype.must_be(&config, "dtype", &decoded.data_type)?;
         let astype = Dtype::optional(&config, "astype")?;
         for (field, t) in [("dtype", Some(&dtype)), ("astype", astype.as_ref())] {
-            if let Some(t) = t.filter(|t| !numpy::is_float(t.data_type)) {
+            if let Some(t) = t.filter(|t| !numpy::is_float(&t.data_type)) {
                 return Err(config.error(field, format!("only float types are supported, not {}", t.text)));
             }
         }
         Ok(Quantize { digits, scale: scale(digits), dtype, astype })
     }
 
-    fn astype(&self) -> DataType {
-        self.astype.as_ref().map_or(self.dtype.data_type, |a| a.data_type)
+    fn astype(&self) -> &DataType {
+        self.astype.as_ref().map_or(&self.dtype.data_type, |a| &a.data_type)
     }
 
     fn quantize<T: Float>(&self, data: &[u8], out: &mut Vec<u8>) {
@@ -65,7 +65,7 @@ impl Quantize {
 
     fn encode_values(&self, data: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(data.len() / self.dtype.data_type.size() * self.astype().size());
-        match self.dtype.data_type {
+        match &self.dtype.data_type {
             DataType::Float16 => self.quantize::<half::f16>(data, &mut out),
             DataType::Float32 => self.quantize::<f32>(data, &mut out),
             _ => self.quantize::<f64>(data, &mut out),
@@ -78,7 +78,7 @@ impl ArrayToArray for Quantize {
     fn encoded_spec(&self, decoded: &ChunkSpec) -> ChunkSpec {
         ChunkSpec {
             shape: decoded.shape.clone(),
-            data_type: self.astype(),
+            data_type: self.astype().clone(),
             fill_value: FillValue::from_le_bytes(self.encode_values(decoded.fill_value.as_le_bytes())),
         }
     }
@@ -90,7 +90,7 @@ impl ArrayToArray for Quantize {
     fn decode(&self, encoded: Vec<u8>, decoded_spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
         let from = self.astype();
         numpy::check_len(NAME, encoded.len(), decoded_spec.num_elements() * from.size() as u64)?;
-        Ok(numpy::cast(&encoded, from, self.dtype.data_type))
+        Ok(numpy::cast(&encoded, from, &self.dtype.data_type))
     }
 
     fn to_metadata(&self) -> NamedConfig {

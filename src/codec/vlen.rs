@@ -19,7 +19,7 @@ use crate::metadata::{DataType, NamedConfig};
 pub(crate) const MAX_CHUNK_BYTES: u64 = 1 << 30;
 
 /// The array -> bytes codec a variable-length data type needs, `None` for fixed-size types.
-pub(crate) fn codec_name(data_type: DataType) -> Option<&'static str> {
+pub(crate) fn codec_name(data_type: &DataType) -> Option<&'static str> {
     match data_type {
         DataType::String => Some("vlen-utf8"),
         DataType::Bytes => Some("vlen-bytes"),
@@ -42,7 +42,7 @@ impl Vlen {
                 reason: "the codec takes no configuration".into(),
             });
         }
-        if codec_name(data_type) != Some(meta.name.as_str()) {
+        if codec_name(&data_type) != Some(meta.name.as_str()) {
             return Err(CodecError::InvalidChain {
                 reason: format!("codec \"{}\" does not encode the data type {data_type}", meta.name),
             });

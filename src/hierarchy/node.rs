@@ -11,6 +11,10 @@ use crate::store::Store;
 
 /// An array or a group.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a Node is a short-lived handle returned by value once per open; boxing the array would cost an allocation each time for no saving"
+)]
 pub enum Node {
     /// An array.
     Array(Array),

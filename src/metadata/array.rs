@@ -65,7 +65,7 @@ impl ArrayMetadata {
     /// for variable-length types), the default chunk key encoding and the data type's zero
     /// (empty text, no bytes) as fill value.
     pub fn new(data_type: DataType, shape: Vec<u64>, chunk_shape: Vec<u64>) -> ArrayMetadata {
-        let mut bytes = match data_type {
+        let mut bytes = match &data_type {
             DataType::String => NamedConfig::with_configuration("vlen-utf8", Map::new()),
             DataType::Bytes => NamedConfig::with_configuration("vlen-bytes", Map::new()),
             _ => NamedConfig::new("bytes"),
@@ -77,10 +77,10 @@ impl ArrayMetadata {
         }
         ArrayMetadata {
             shape,
+            fill_value: FillValue::zero(data_type.clone()),
             data_type,
             chunk_shape,
             chunk_key_encoding: ChunkKeyEncoding::default(),
-            fill_value: FillValue::zero(data_type),
             codecs: vec![bytes],
             attributes: Map::new(),
             storage_transformers: None,
@@ -112,7 +112,7 @@ impl ArrayMetadata {
         let chunk_shape = chunk_grid(required(obj, "chunk_grid", "chunk_grid")?, &shape)?;
         let chunk_key_encoding =
             ChunkKeyEncoding::from_json(required(obj, "chunk_key_encoding", "chunk_key_encoding")?)?;
-        let fill_value = FillValue::from_json(required(obj, "fill_value", "fill_value")?, data_type)?;
+        let fill_value = FillValue::from_json(required(obj, "fill_value", "fill_value")?, data_type.clone())?;
         let codecs = NamedConfig::list_from_json(required(obj, "codecs", "codecs")?, "codecs", true)?;
         if codecs.is_empty() {
             return Err(invalid("codecs", "the list must hold at least an array -> bytes codec"));
@@ -168,7 +168,7 @@ impl ArrayMetadata {
             serde_json::json!({"name": "regular", "configuration": {"chunk_shape": self.chunk_shape}}),
         );
         obj.insert("chunk_key_encoding".into(), self.chunk_key_encoding.to_json());
-        obj.insert("fill_value".into(), self.fill_value.to_json(self.data_type));
+        obj.insert("fill_value".into(), self.fill_value.to_json(self.data_type.clone()));
         obj.insert("codecs".into(), self.codecs.iter().map(NamedConfig::to_json).collect());
         obj.insert("attributes".into(), Value::Object(self.attributes.clone()));
         if let Some(list) = &self.storage_transformers {

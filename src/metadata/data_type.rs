@@ -3,6 +3,7 @@
 //! object, `M8` and `m8` arrays.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -13,8 +14,9 @@ use crate::error::MetadataError;
 /// The widest fixed-size element accepted (raw, text and byte-string types): 128 KiB (1 Mibit).
 const MAX_ELEMENT_BYTES: u64 = 1 << 17;
 
-/// The element type of an array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The element type of an array. Cheap to clone: the one type with a field list
+/// ([`DataType::Structured`]) shares it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {
     /// `bool`: one byte, 0 or 1.
@@ -86,6 +88,55 @@ pub enum DataType {
         /// Units per tick, 1 ≤ scale_factor < 2³¹.
         scale_factor: u32,
     },
+    /// `structured`: NumPy's structured (record) types as zarr-python writes them, each element
+    /// the fields' little-endian values one after the other, packed.
+    Structured(Arc<StructuredType>),
+}
+
+/// The fields of a [`DataType::Structured`]: each a name and a fixed-size data type.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct StructuredType {
+    fields: Vec<(String, DataType)>,
+    size: usize,
+}
+
+impl StructuredType {
+    /// A structured type of these fields, in order; refused when a name repeats or is empty, a
+    /// field has no fixed size, or there are no fields.
+    pub fn new(fields: Vec<(String, DataType)>) -> Result<StructuredType, MetadataError> {
+        const FIELD: &str = "data_type.configuration.fields";
+        if fields.is_empty() {
+            return Err(invalid(FIELD, "a structured type needs at least one field"));
+        }
+        let mut size = 0usize;
+        for (i, (name, data_type)) in fields.iter().enumerate() {
+            if name.is_empty() || fields[..i].iter().any(|(other, _)| other == name) {
+                return Err(invalid(FIELD, format!("field {i}: the name \"{name}\" is empty or repeated")));
+            }
+            if data_type.is_variable_length() {
+                return Err(invalid(FIELD, format!("field \"{name}\": {data_type} has no fixed size")));
+            }
+            size += data_type.size();
+            if size as u64 > MAX_ELEMENT_BYTES {
+                return Err(invalid(FIELD, format!("the fields are wider than {MAX_ELEMENT_BYTES} bytes")));
+            }
+        }
+        Ok(StructuredType { fields, size })
+    }
+
+    /// The fields, in order.
+    pub fn fields(&self) -> &[(String, DataType)] {
+        &self.fields
+    }
+
+    /// The fields with their byte offsets in an element.
+    pub fn offsets(&self) -> impl Iterator<Item = (&str, &DataType, usize)> {
+        self.fields.iter().scan(0, |at, (name, dt)| {
+            let offset = *at;
+            *at += dt.size();
+            Some((name.as_str(), dt, offset))
+        })
+    }
 }
 
 /// How the bytes of one element are ordered, which decides how endianness conversion works.
@@ -137,6 +188,10 @@ impl DataType {
             DataType::DateTime64 { unit, scale_factor } | DataType::TimeDelta64 { unit, scale_factor } => {
                 format!("{}[{scale_factor}{unit}]", self.static_name())
             }
+            DataType::Structured(s) => {
+                let fields: Vec<String> = s.fields.iter().map(|(n, dt)| format!("{n}: {dt}")).collect();
+                format!("structured{{{}}}", fields.join(", "))
+            }
             other => other.static_name().to_owned(),
         }
     }
@@ -171,6 +226,7 @@ impl DataType {
             DataType::NullTerminatedBytes { .. } => "null_terminated_bytes",
             DataType::DateTime64 { .. } => "numpy.datetime64",
             DataType::TimeDelta64 { .. } => "numpy.timedelta64",
+            DataType::Structured(_) => "structured",
         }
     }
 
@@ -181,6 +237,7 @@ impl DataType {
             Layout::Bytes => match self {
                 DataType::Raw { bits } => *bits as usize / 8,
                 DataType::NullTerminatedBytes { length_bytes } => *length_bytes as usize,
+                DataType::Structured(s) => s.size,
                 _ => 1,
             },
             Layout::Scalar(n) => n,
@@ -199,7 +256,10 @@ impl DataType {
             | DataType::Int8
             | DataType::UInt8
             | DataType::Raw { .. }
-            | DataType::NullTerminatedBytes { .. } => Layout::Bytes,
+            | DataType::NullTerminatedBytes { .. }
+            // Fields are stored little-endian whatever the `bytes` codec says (zarr-python writes
+            // it without `endian`), so the element is opaque bytes to every codec.
+            | DataType::Structured(_) => Layout::Bytes,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 | DataType::BFloat16 => Layout::Scalar(2),
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => Layout::Scalar(4),
             DataType::Int64
@@ -229,7 +289,7 @@ impl DataType {
             _ => {}
         }
         if let Some(dt) = DataType::NAMED.iter().find(|dt| dt.static_name() == name) {
-            return Ok(*dt);
+            return Ok(dt.clone());
         }
         if let Some(bits) = name.strip_prefix('r') {
             if !bits.is_empty() && bits.bytes().all(|b| b.is_ascii_digit()) && !bits.starts_with('0') {
@@ -308,17 +368,48 @@ impl DataType {
                     DataType::TimeDelta64 { unit, scale_factor }
                 })
             }
+            "structured" => {
+                config_members(&["fields"])?;
+                DataType::structured_from_json(required(config, "fields", "data_type.configuration.fields")?)
+            }
             other => Err(MetadataError::Unsupported { field: FIELD.into(), kind: "data type", name: other.into() }),
         }
     }
 
-    pub(crate) fn to_json(self) -> Value {
+    /// `[[name, data_type], ...]`, as zarr-python writes a structured type's fields.
+    fn structured_from_json(value: &Value) -> Result<DataType, MetadataError> {
+        const FIELD: &str = "data_type.configuration.fields";
+        let list = value.as_array().ok_or_else(|| wrong_type(FIELD, "a list of [name, data type] pairs", value))?;
+        let mut fields = Vec::with_capacity(list.len().min(1024));
+        for (i, pair) in list.iter().enumerate() {
+            let field = format!("{FIELD}[{i}]");
+            let (name, data_type) = match pair.as_array().map(Vec::as_slice) {
+                Some([name, data_type]) => (as_str(name, &field)?, data_type),
+                _ => return Err(wrong_type(&field, "a [name, data type] pair", pair)),
+            };
+            let data_type = DataType::from_json(data_type).map_err(|e| match e {
+                MetadataError::Unsupported { name, .. } => {
+                    MetadataError::Unsupported { field: field.clone(), kind: "data type", name }
+                }
+                other => other,
+            })?;
+            fields.push((name.to_owned(), data_type));
+        }
+        Ok(DataType::Structured(Arc::new(StructuredType::new(fields)?)))
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
         let config = match self {
             DataType::FixedLengthUtf32 { length_bytes } | DataType::NullTerminatedBytes { length_bytes } => {
                 serde_json::json!({ "length_bytes": length_bytes })
             }
             DataType::DateTime64 { unit, scale_factor } | DataType::TimeDelta64 { unit, scale_factor } => {
                 serde_json::json!({ "unit": unit.name(), "scale_factor": scale_factor })
+            }
+            DataType::Structured(s) => {
+                let fields: Vec<Value> =
+                    s.fields.iter().map(|(name, dt)| Value::Array(vec![name.as_str().into(), dt.to_json()])).collect();
+                serde_json::json!({ "fields": fields })
             }
             other => return Value::String(other.name()),
         };

@@ -43,7 +43,7 @@ impl FillValue {
     /// assert!(FillValue::from_json(&serde_json::json!(300), DataType::UInt8).is_err());
     /// ```
     pub fn from_json(value: &Value, data_type: DataType) -> Result<FillValue, MetadataError> {
-        let bytes = match data_type {
+        let bytes = match &data_type {
             DataType::Bool => match value {
                 Value::Bool(b) => vec![u8::from(*b)],
                 other => return Err(wrong_type(FIELD, "true or false", other)),
@@ -62,22 +62,38 @@ impl FillValue {
             DataType::Float64 => float(value, FIELD, Float::F64)?,
             DataType::Complex64 => complex(value, Float::F32)?,
             DataType::Complex128 => complex(value, Float::F64)?,
-            DataType::Raw { bits } => raw(value, bits as usize / 8)?,
+            DataType::Raw { bits } => raw(value, (*bits as usize) / 8)?,
             DataType::String => match value {
                 Value::String(text) => text.as_bytes().to_vec(),
                 other => return Err(wrong_type(FIELD, "a string", other)),
             },
             DataType::Bytes => base64_bytes(value, None)?,
             DataType::NullTerminatedBytes { length_bytes } => {
-                let mut bytes = base64_bytes(value, Some(length_bytes as usize))?;
-                bytes.resize(length_bytes as usize, 0);
+                let mut bytes = base64_bytes(value, Some(*length_bytes as usize))?;
+                bytes.resize(*length_bytes as usize, 0);
                 bytes
             }
-            DataType::FixedLengthUtf32 { length_bytes } => utf32(value, length_bytes as usize)?,
+            DataType::FixedLengthUtf32 { length_bytes } => utf32(value, *length_bytes as usize)?,
             DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => match value {
                 Value::String(s) if s == "NaT" => i64::MIN.to_le_bytes().to_vec(),
                 other => int::<8>(other, i64::MIN.into(), i64::MAX.into())?,
             },
+            // zarr-python writes the element's bytes in base64.
+            DataType::Structured(s) => {
+                let bytes = base64_bytes(value, Some(data_type.size()))?;
+                if bytes.len() != data_type.size() {
+                    let fields = s.fields().len();
+                    return Err(invalid(
+                        FIELD,
+                        format!(
+                            "{} bytes for a structured type of {fields} fields and {} bytes",
+                            bytes.len(),
+                            data_type.size()
+                        ),
+                    ));
+                }
+                bytes
+            }
         };
         Ok(FillValue { bytes })
     }
@@ -119,6 +135,7 @@ impl FillValue {
             DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
                 i64::from_le_bytes(b[..8].try_into().expect("8-byte fill")).into()
             }
+            DataType::Structured(_) => base64::encode(b).into(),
         }
     }
 }

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 
 pub use array::ArrayMetadata;
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
-pub use data_type::DataType;
 pub(crate) use data_type::Layout;
+pub use data_type::{DataType, StructuredType};
 pub use extension::NamedConfig;
 pub use fill_value::FillValue;
 pub use group::GroupMetadata;

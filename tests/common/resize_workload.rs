@@ -187,8 +187,8 @@ impl Workload for Model {
         Group::create(s.clone(), "/r", Map::new())?;
         Group::create(s.clone(), "/g", attrs(json!({"txn": 0})))?;
         for (i, spec) in SPECS.iter().enumerate() {
-            let mut meta = ArrayMetadata::new(spec.data_type, spec.shape.to_vec(), spec.chunks.to_vec());
-            meta.fill_value = FillValue::from_le_bytes(encode(spec.data_type, &[spec.fill]));
+            let mut meta = ArrayMetadata::new(spec.data_type.clone(), spec.shape.to_vec(), spec.chunks.to_vec());
+            meta.fill_value = FillValue::from_le_bytes(encode(spec.data_type.clone(), &[spec.fill]));
             let codecs = match i {
                 1 => json!([{"name": "bytes", "configuration": {"endian": "little"}},
                             {"name": "zstd", "configuration": {"level": 1, "checksum": false}}, {"name": "crc32c"}]),
@@ -229,12 +229,12 @@ impl Workload for Model {
                         let typed: Vec<i32> = values.iter().map(|v| *v as i32).collect();
                         a.append(axis, &block, &typed)?
                     } else {
-                        a.append_bytes(axis, &block, &encode(SPECS[array].data_type, &values))?
+                        a.append_bytes(axis, &block, &encode(SPECS[array].data_type.clone(), &values))?
                     };
                     assert_eq!(shape, a.shape(), "{}: append returned another shape than the handle's", a.path());
                 }
                 Op::Write { array, at, shape, values } => {
-                    arrays[array].write_region_bytes(&at, &shape, &encode(SPECS[array].data_type, &values))?;
+                    arrays[array].write_region_bytes(&at, &shape, &encode(SPECS[array].data_type.clone(), &values))?;
                 }
                 Op::SetAttributes { array } => arrays[array].set_attributes(attrs(json!({"set_by": k})))?,
                 Op::MarkGroup => Group::open(s.clone(), "/g")?.set_attributes(attrs(json!({"txn": k})))?,
@@ -308,7 +308,7 @@ impl Workload for Model {
                     m.attributes
                 ));
             }
-            verify_array_bytes(&a, &encode(spec.data_type, &m.data))?;
+            verify_array_bytes(&a, &encode(spec.data_type.clone(), &m.data))?;
         }
         drop(snapshot);
         self.verify_regrown(db)
@@ -330,7 +330,7 @@ impl Model {
             a.resize(spec.max).map_err(|e| format!("{}: growing to {:?}: {e}", spec.path, spec.max))?;
             let mut grown = ModelArray { shape: m.shape.clone(), data: m.data.clone(), attributes: Map::new() };
             grown.resize(spec.max, spec.fill);
-            verify_array_bytes(&a, &encode(spec.data_type, &grown.data))
+            verify_array_bytes(&a, &encode(spec.data_type.clone(), &grown.data))
                 .map_err(|e| format!("after growing from {:?} to {:?}: {e}", m.shape, spec.max))?;
         }
         txn.abort();

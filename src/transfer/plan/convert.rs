@@ -32,7 +32,7 @@ pub(super) struct ArraySpec {
 /// `key` is the source metadata key, named in errors.
 pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadata, Vec<u8>), PlanError> {
     let rank = spec.shape.len();
-    let mut meta = ArrayMetadata::new(spec.dtype.data_type, spec.shape, spec.chunks);
+    let mut meta = ArrayMetadata::new(spec.dtype.data_type.clone(), spec.shape, spec.chunks);
     let mut codecs = Vec::new();
     if spec.f_order && rank > 1 {
         // An F-order chunk is the C-order chunk of the reversed shape: the transpose codec with
@@ -50,7 +50,8 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
     }
     codecs.extend(spec.filters.array);
     codecs.push(
-        match (crate::codec::vlen::codec_name(spec.dtype.data_type), spec.filters.endian.unwrap_or(spec.dtype.endian)) {
+        match (crate::codec::vlen::codec_name(&spec.dtype.data_type), spec.filters.endian.unwrap_or(spec.dtype.endian))
+        {
             (Some(vlen), _) => NamedConfig::with_configuration(vlen, Map::new()),
             (None, Some(endian)) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
             (None, None) => NamedConfig::new("bytes"),

@@ -61,7 +61,7 @@ pub(super) fn keep_fill_as_mask(spec: &mut ArraySpec, v2_fill: &Value) {
     };
     // xarray's FillValueCoder: integers and booleans as JSON, floats as base64 of a little-endian
     // float64, byte strings as base64, text as itself.
-    let encoded = match spec.dtype.data_type {
+    let encoded = match &spec.dtype.data_type {
         DataType::Bool => Value::Bool(bytes.first().is_some_and(|&b| b != 0)),
         DataType::Float16 | DataType::Float32 | DataType::Float64 => match float(bytes) {
             Some(v) => crate::metadata::base64::encode(&v.to_le_bytes()).into(),
@@ -77,7 +77,7 @@ pub(super) fn keep_fill_as_mask(spec: &mut ArraySpec, v2_fill: &Value) {
         | DataType::UInt64
         | DataType::FixedLengthUtf32 { .. }
         | DataType::NullTerminatedBytes { .. }
-        | DataType::String => spec.fill_value.to_json(spec.dtype.data_type),
+        | DataType::String => spec.fill_value.to_json(spec.dtype.data_type.clone()),
         _ => return,
     };
     spec.attributes.insert(FILL_ATTRIBUTE.to_owned(), encoded);

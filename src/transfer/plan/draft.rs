@@ -189,8 +189,8 @@ fn array_spec(value: &Value, key: &str) -> Result<(ArraySpec, Separator), PlanEr
         ));
     }
     let f_order = f_order(layout, "chunk_memory_layout", key)?;
-    let compressor = compressor::from_draft(obj.get("compressor"), dtype, key)?;
-    let fill_value = fill::draft(required(obj, "fill_value", key)?, dtype.data_type, key)?;
+    let compressor = compressor::from_draft(obj.get("compressor"), dtype.clone(), key)?;
+    let fill_value = fill::draft(required(obj, "fill_value", key)?, dtype.data_type.clone(), key)?;
     let dimension_names = match obj.get("dimension_names") {
         None | Some(Value::Null) => None,
         Some(Value::Array(names)) => Some(

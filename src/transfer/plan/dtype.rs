@@ -26,7 +26,7 @@ impl Endian {
 
 /// A converted element type; `endian` is `None` where byte order means nothing (one-byte types,
 /// raw bytes), so the `bytes` codec is written without it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Dtype {
     pub data_type: DataType,
     pub endian: Option<Endian>,
@@ -98,14 +98,7 @@ pub(crate) fn after_object_codec(filters: Option<&Value>) -> Option<Value> {
 pub(crate) fn from_numpy(value: &Value, object_codec: Option<&str>, key: &str) -> Result<Dtype, PlanError> {
     let text = match value {
         Value::String(s) => s.as_str(),
-        Value::Array(_) => {
-            return Err(PlanError::unsupported(
-                key,
-                "dtype",
-                describe(value),
-                "structured dtypes (a list of fields) have no Zarr v3 data type",
-            ))
-        }
+        Value::Array(fields) => return structured(fields, key),
         other => {
             return Err(PlanError::metadata(key, crate::metadata::json::wrong_type("dtype", "a string", other)));
         }
@@ -129,6 +122,27 @@ pub(crate) fn from_numpy(value: &Value, object_codec: Option<&str>, key: &str) -
         };
     }
     typestr(text, key, "dtype")
+}
+
+/// A structured dtype, `[[name, type string], ...]`: zarr-python's `structured` data type, its
+/// fields stored little-endian one after the other. Subarray fields (`[name, type, shape]`),
+/// nested records and big-endian fields are refused: the v3 type keeps none of them.
+fn structured(fields: &[Value], key: &str) -> Result<Dtype, PlanError> {
+    let refuse = |why: String| PlanError::unsupported(key, "dtype", "a structured dtype", why);
+    let mut out = Vec::with_capacity(fields.len().min(1024));
+    for (i, field) in fields.iter().enumerate() {
+        let (name, text) = match field.as_array().map(Vec::as_slice) {
+            Some([Value::String(name), Value::String(text)]) => (name, text),
+            _ => return Err(refuse(format!("field {i} is not a [name, type string] pair"))),
+        };
+        let dtype = typestr(text, key, "dtype")?;
+        if dtype.endian == Some(Endian::Big) {
+            return Err(refuse(format!("field \"{name}\" is big-endian ({text})")));
+        }
+        out.push((name.clone(), dtype.data_type));
+    }
+    let structured = crate::metadata::StructuredType::new(out).map_err(|e| PlanError::metadata(key, e))?;
+    Ok(Dtype { data_type: DataType::Structured(std::sync::Arc::new(structured)), endian: None })
 }
 
 /// A draft `data_type`: the draft's own names, or the NumPy-style names it shares with v2.
@@ -285,7 +299,8 @@ mod tests {
             json!(""),
             json!("<i99999999999999999999999"),
             json!("|V999999999"),
-            json!([["r", "|u1"], ["g", "|u1"]]),
+            json!([["r", ">i2"], ["g", "|u1"]]),
+            json!([["r", "<i2", [2]]]),
         ] {
             match from_numpy(&bad, None, "a/.zarray") {
                 Err(PlanError::Unsupported { key, field, .. }) => {
@@ -295,6 +310,11 @@ mod tests {
             }
         }
         assert!(matches!(from_numpy(&json!(4), None, "k"), Err(PlanError::InvalidMetadata { .. })));
+        for bad in [json!([["r", "<i2"], ["r", "<i2"]]), json!([])] {
+            assert!(matches!(from_numpy(&bad, None, "k"), Err(PlanError::InvalidMetadata { .. })), "{bad}");
+        }
+        let record = from_numpy(&json!([["r", "<i2"], ["g", "|u1"]]), None, "k").unwrap().data_type;
+        assert_eq!((record.size(), record.name()), (3, "structured{r: int16, g: uint8}".to_owned()));
         assert!(matches!(from_numpy(&json!("|O"), Some("pickle"), "k"), Err(PlanError::Unsupported { .. })));
     }
 

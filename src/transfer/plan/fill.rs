@@ -13,12 +13,12 @@ use crate::metadata::{DataType, FillValue, Layout};
 /// which is what zarr-python 3 reads for a v2 array with a null fill value; v3 has no undefined
 /// fill. Raw (`|V<n>`) fill values are base64 strings of the element's bytes.
 pub(crate) fn v2(value: &Value, data_type: DataType, key: &str) -> Result<FillValue, PlanError> {
-    match (value, data_type) {
-        (Value::Null, _) => Ok(FillValue::zero(data_type)),
+    match (value, &data_type) {
+        (Value::Null, _) => Ok(FillValue::zero(data_type.clone())),
         (Value::String(text), DataType::Raw { bits }) => {
             let bytes = crate::metadata::base64::decode(text)
                 .ok_or_else(|| PlanError::metadata(key, invalid("fill_value", "not a base64 string")))?;
-            if bytes.len() != bits as usize / 8 {
+            if bytes.len() != *bits as usize / 8 {
                 return Err(PlanError::metadata(
                     key,
                     invalid("fill_value", format!("{} bytes for a {}-byte raw type", bytes.len(), bits / 8)),
@@ -96,7 +96,7 @@ mod tests {
         assert_eq!(f(json!("YWI="), DataType::NullTerminatedBytes { length_bytes: 3 }), b"ab\0");
         assert_eq!(f(json!("ab"), DataType::FixedLengthUtf32 { length_bytes: 12 }), b"a\0\0\0b\0\0\0\0\0\0\0");
         let ns = DataType::DateTime64 { unit: crate::metadata::TimeUnit::Nanosecond, scale_factor: 1 };
-        assert_eq!(f(json!(-9223372036854775808i64), ns), i64::MIN.to_le_bytes());
+        assert_eq!(f(json!(-9223372036854775808i64), ns.clone()), i64::MIN.to_le_bytes());
         assert_eq!(f(json!("NaT"), ns), i64::MIN.to_le_bytes());
         assert_eq!(f(json!(true), DataType::Bool), [1]);
         assert_eq!(f(json!("AQID"), DataType::Raw { bits: 24 }), [1, 2, 3]);

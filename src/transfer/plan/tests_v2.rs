@@ -101,7 +101,7 @@ fn unsupported_compressors_dtypes_and_filters_name_the_array() {
         (json!({"filters": [{"id": "delta", "dtype": ">i4"}]}), "filters[0].dtype"),
         (json!({"filters": [{"id": "nosuchfilter"}]}), "filters[0].id"),
         (json!({"dtype": "|O"}), "dtype"),
-        (json!({"dtype": [["x", "<i2"], ["y", "<f4"]]}), "dtype"),
+        (json!({"dtype": [["x", ">i2"], ["y", "<f4"]]}), "dtype"),
     ];
     for (members, field) in refused {
         let err =
@@ -188,7 +188,9 @@ fn hierarchy_separators_attributes_and_skips() {
     let dot = array_at(&plan, "g/h/dot/zarr.json");
     assert_eq!(dot.chunk_key_encoding, ChunkKeyEncoding::V2(Separator::Dot));
     assert_eq!(dot.dimension_names, Some(vec![Some("y".into()), Some("x".into())]));
-    assert!(dot.attributes.is_empty(), "_ARRAY_DIMENSIONS became dimension_names");
+    // _ARRAY_DIMENSIONS became dimension_names; the fill value 0, xarray's missing-value marker in
+    // v2, became the attribute xarray reads it from in v3.
+    assert_eq!(dot.attributes, json!({"_FillValue": 0}).as_object().unwrap().clone());
     assert_eq!(array_at(&plan, "slash/zarr.json").chunk_key_encoding, ChunkKeyEncoding::V2(Separator::Slash));
     for key in ["g/h/dot/0.0", "g/h/dot/1.1", "slash/0/0", "slash/1/1"] {
         assert_eq!(chunk_dst(&plan, key), key);
@@ -326,7 +328,7 @@ fn array_dimensions_become_dimension_names() {
     let plan = Fake::new(&[(".zarray", &zarray(json!({}))), (".zattrs", &good)]).plan().unwrap();
     let meta = array_at(&plan, "zarr.json");
     assert_eq!(meta.dimension_names, Some(vec![Some("y".into()), Some("x".into())]));
-    assert_eq!(meta.attributes, json!({"units": "m"}).as_object().unwrap().clone());
+    assert_eq!(meta.attributes, json!({"units": "m", "_FillValue": 0}).as_object().unwrap().clone());
     assert!(plan.warnings.is_empty());
 
     // Not one string per dimension: kept as it is, no names, and the plan says why.

@@ -48,8 +48,9 @@ fn array_spec(value: &Value, attributes: Map<String, Value>) -> Result<ArraySpec
         shape_and_chunks(required(obj, "shape", key)?, required(obj, "chunks", key)?, ("shape", "chunks"), key)?;
     let dtype = dtype::from_numpy(required(obj, "dtype", key)?, None, key)?;
     let f_order = f_order(required(obj, "order", key)?, "order", key)?;
-    let compressor = compressor::from_v1(required(obj, "compression", key)?, obj.get("compression_opts"), dtype, key)?;
-    let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type, key)?;
+    let compressor =
+        compressor::from_v1(required(obj, "compression", key)?, obj.get("compression_opts"), dtype.clone(), key)?;
+    let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type.clone(), key)?;
     Ok(ArraySpec {
         shape,
         chunks,

@@ -135,9 +135,9 @@ fn array_spec(value: &Value, attributes: Map<String, Value>, key: &str) -> Resul
     // An object array's first filter is its object codec, which becomes the array -> bytes codec.
     let filters =
         if dtype.data_type.is_variable_length() { dtype::after_object_codec(filters) } else { filters.cloned() };
-    let filters = super::filters::from_v2(filters.as_ref(), dtype, key)?;
-    let compressor = compressor::from_v2(required(obj, "compressor", key)?, dtype, key)?;
-    let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type, key)?;
+    let filters = super::filters::from_v2(filters.as_ref(), dtype.clone(), key)?;
+    let compressor = compressor::from_v2(required(obj, "compressor", key)?, dtype.clone(), key)?;
+    let fill_value = fill::v2(required(obj, "fill_value", key)?, dtype.data_type.clone(), key)?;
     let sep = match obj.get("dimension_separator") {
         None | Some(Value::Null) => Separator::Dot,
         Some(Value::String(s)) if s == "." => Separator::Dot,
