@@ -51,14 +51,18 @@ fn values_of(array: &Array, kind: &str) -> Vec<Value> {
     }
 }
 
+/// The fixtures written into `dir`: the path of expected.json and its content.
+fn write_fixtures(dir: &Path) -> (std::path::PathBuf, serde_json::Map<String, Value>) {
+    fixtures(&["write", dir.to_str().unwrap()]).unwrap();
+    let expected_path = dir.join("expected.json");
+    let expected = serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();
+    (expected_path, expected)
+}
+
 #[test]
 fn zarr_python_arrays_import_read_and_export() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    fixtures(&["write", out]).unwrap();
-    let expected_path = dir.path().join("expected.json");
-    let expected: serde_json::Map<String, Value> =
-        serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();
+    let (expected_path, expected) = write_fixtures(dir.path());
     for layout in ["v3", "v2"] {
         let db_path = dir.path().join(format!("{layout}.zarrdb"));
         let db = Database::create(&db_path).unwrap();
@@ -86,11 +90,7 @@ fn zarr_python_arrays_import_read_and_export() {
 #[test]
 fn zarrdb_written_arrays_read_in_zarr_python() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    fixtures(&["write", out]).unwrap();
-    let expected_path = dir.path().join("expected.json");
-    let expected: serde_json::Map<String, Value> =
-        serde_json::from_slice(&std::fs::read(&expected_path).unwrap()).unwrap();
+    let (expected_path, expected) = write_fixtures(dir.path());
     let folder = dir.path().join("zarrdb.zarr");
     let store: Arc<dyn Store> = Arc::new(DirectoryStore::create(&folder).unwrap());
     zarrdb::Group::create(store.clone(), "/", serde_json::Map::new()).unwrap();

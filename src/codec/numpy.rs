@@ -96,21 +96,11 @@ impl Dtype {
 }
 
 pub(crate) fn is_float(data_type: &DataType) -> bool {
-    matches!(data_type, DataType::Float16 | DataType::Float32 | DataType::Float64)
+    data_type.is_float()
 }
 
 pub(crate) fn is_integer(data_type: &DataType) -> bool {
-    matches!(
-        data_type,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-    )
+    data_type.is_integer()
 }
 
 /// One element's exact value: every numeric type's values fit one of these without rounding, so

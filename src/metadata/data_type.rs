@@ -196,6 +196,26 @@ impl DataType {
         }
     }
 
+    /// Whether this is one of the eight integer types.
+    pub fn is_integer(&self) -> bool {
+        matches!(
+            self,
+            DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::UInt8
+                | DataType::UInt16
+                | DataType::UInt32
+                | DataType::UInt64
+        )
+    }
+
+    /// Whether this is `float16`, `float32` or `float64` (IEEE 754).
+    pub fn is_float(&self) -> bool {
+        matches!(self, DataType::Float16 | DataType::Float32 | DataType::Float64)
+    }
+
     /// Whether elements have no fixed size (`string`, `variable_length_bytes`): such arrays are
     /// read and written as items ([`crate::Array::read_items`]), not as element bytes.
     pub fn is_variable_length(&self) -> bool {

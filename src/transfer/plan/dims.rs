@@ -61,23 +61,17 @@ pub(super) fn keep_fill_as_mask(spec: &mut ArraySpec, v2_fill: &Value) {
     };
     // xarray's FillValueCoder: integers and booleans as JSON, floats as base64 of a little-endian
     // float64, byte strings as base64, text as itself.
-    let encoded = match &spec.dtype.data_type {
+    let data_type = &spec.dtype.data_type;
+    let encoded = match data_type {
         DataType::Bool => Value::Bool(bytes.first().is_some_and(|&b| b != 0)),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => match float(bytes) {
+        float_type if float_type.is_float() => match float(bytes) {
             Some(v) => crate::metadata::base64::encode(&v.to_le_bytes()).into(),
             None => return,
         },
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::FixedLengthUtf32 { .. }
-        | DataType::NullTerminatedBytes { .. }
-        | DataType::String => spec.fill_value.to_json(spec.dtype.data_type.clone()),
+        DataType::FixedLengthUtf32 { .. } | DataType::NullTerminatedBytes { .. } | DataType::String => {
+            spec.fill_value.to_json(data_type.clone())
+        }
+        integer if integer.is_integer() => spec.fill_value.to_json(data_type.clone()),
         _ => return,
     };
     spec.attributes.insert(FILL_ATTRIBUTE.to_owned(), encoded);
