@@ -39,7 +39,8 @@ cargo test --doc "$@"
 
 # The Python package: no build isolation, so the pinned maturin builds it (offline-friendly) into
 # the workspace's target/ (release), reusing what cargo built. Reinstalled every run, because its
-# version number does not change with the sources.
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+# version number does not change with the sources. maturin's build hook runs the `maturin` command,
+# which is found through PATH only.
+PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
     --force-reinstall "$repo/python"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/python/tests"

@@ -4,10 +4,12 @@ plus the checks it does not make: transactions, snapshots, typed errors, sharing
 from __future__ import annotations
 
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zarr
 from zarr.core.buffer import Buffer, cpu, default_buffer_prototype
 from zarr.testing.store import StoreTests
 
@@ -75,6 +77,29 @@ async def test_transaction_commits_all_or_nothing(tmp_path: Path) -> None:
     assert await _read(store, "b/c/0") == b"2"
     with pytest.raises(ValueError, match="closed"):
         await tx.set("x", _buf(b"after the end"))
+
+
+async def test_transaction_groups_zarr_writes(tmp_path: Path) -> None:
+    store = await ZarrdbStore.open(tmp_path / "z.zarrdb")
+    zarr.open_group(store, mode="w").create_array("a", shape=(4,), dtype="int32")
+    with pytest.raises(RuntimeError):
+        with store.transaction() as tx:
+            group = zarr.open_group(tx)
+            group["a"][:] = [1, 2, 3, 4]
+            group.create_array("b", shape=(2,), dtype="int8")
+            assert zarr.open_group(tx.with_read_only(True), mode="r")["a"][1] == 2
+            raise RuntimeError("abort")
+    group = zarr.open_group(store, mode="r")
+    assert list(group.array_keys()) == ["a"]
+    assert group["a"][:].tolist() == [0, 0, 0, 0]
+
+
+def test_set_if_absent_is_atomic_across_threads(tmp_path: Path) -> None:
+    db = _native.Database.open(tmp_path / "race.zarrdb", True)
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(lambda i: db.set_if_absent("k", b"%d" % i), range(32)))
+    assert won.count(True) == 1
+    assert db.store().get("k") == b"%d" % won.index(True)
 
 
 async def test_snapshot_is_fixed(tmp_path: Path) -> None:

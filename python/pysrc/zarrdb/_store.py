@@ -165,12 +165,17 @@ class ZarrdbStore(Store):
         super().close()
 
     def with_read_only(self, read_only: bool = False) -> ZarrdbStore:
-        """A new, unopened store on the same database with another ``read_only`` setting."""
+        """A new store on the same database with another ``read_only`` setting (unopened; for a
+        snapshot or transaction store, a view of the same snapshot or transaction)."""
         if self._fixed:
-            raise NotImplementedError(
-                f"with_read_only is not implemented for the {type(self)} store type "
-                "when it is a snapshot or a transaction"
-            )
+            # A view of the same snapshot or transaction (zarr-python asks for a read-only one
+            # when a group is opened with mode="r").
+            native = self._native_store
+            if native is None:
+                raise ValueError("this snapshot or transaction store has been closed")
+            if not read_only and not native.writable:
+                raise ValueError("a snapshot is read-only: it cannot be made writable")
+            return ZarrdbStore._over(self.path, native, read_only=read_only)
         return type(self)(
             self.path, read_only=read_only, backend=self._backend, durability=self._durability
         )
