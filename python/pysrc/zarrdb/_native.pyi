@@ -1,6 +1,7 @@
 """Type stubs of the native module (python/src/*.rs). Internal: use ``zarrdb.ZarrdbStore``."""
 
 import os
+import pathlib
 
 _Range = tuple[int | None, int | None] | None
 
@@ -29,7 +30,7 @@ class Database:
     def set_if_absent(self, key: str, value: bytes) -> bool: ...
     def set_many(self, items: list[tuple[str, bytes]]) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def backend(self) -> str: ...
 
