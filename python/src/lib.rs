@@ -32,15 +32,18 @@ struct Database {
 #[pymethods]
 impl Database {
     /// Open the database at `path`; create it when `create` is true and nothing is there.
-    /// `backend` is "redb" (default), "lmdb" or "sled"; `durability` "durable" (default) or "fast".
+    /// `backend` is "redb" (default), "lmdb" or "sled"; `durability` "durable" (default) or "fast";
+    /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
+    /// too can read and write it at the same time.
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false))]
     fn open(
         py: Python<'_>,
         path: std::path::PathBuf,
         create: bool,
         backend: Option<&str>,
         durability: Option<&str>,
+        multi_process: bool,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -61,7 +64,7 @@ impl Database {
                 )))
             }
         };
-        let db = py.detach(|| registry::open(&path, create, backend, durability)).map_err(to_py)?;
+        let db = py.detach(|| registry::open(&path, create, backend, durability, multi_process)).map_err(to_py)?;
         Ok(Database { db })
     }
 

@@ -34,13 +34,15 @@ fn identity(path: &Path) -> PathBuf {
     }
 }
 
-/// The live handle on `path`, or a new one. The first opener's durability applies to every
-/// store sharing the handle; asking for another backend than the open one is an error.
+/// The live handle on `path`, or a new one. The first opener's durability and multi-process mode
+/// apply to every store sharing the handle; asking for another backend than the open one is an
+/// error.
 pub(crate) fn open(
     path: &Path,
     create: bool,
     backend: Backend,
     durability: Durability,
+    multi_process: bool,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
     let id = identity(path);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
@@ -62,7 +64,7 @@ pub(crate) fn open(
         return Ok(entry);
     }
     let mut builder = Database::builder();
-    builder.backend(backend).durability(durability);
+    builder.backend(backend).durability(durability).redb_multi_writer(multi_process);
     let db = if create { builder.create(path)? } else { builder.open(path)? };
     let entry = Arc::new(Entry { db });
     handles.insert(id, Arc::downgrade(&entry));

@@ -78,6 +78,11 @@ class ZarrdbStore(Store):
         ``"durable"`` (default: each commit is fsynced before it returns) or ``"fast"`` (a crash
         may lose the last commits, never consistency). Stores of one process on one path share
         one open database, whose durability is the first opener's.
+    multi_process
+        redb only: open the file in redb's multi-writer mode, so several processes that all open
+        it so can read and write it at once (dask's process scheduler, a reader process beside a
+        writer). Commits are then always durable. Without it, a second process gets
+        ``zarrdb.LockedError``.
     """
 
     supports_writes: bool = True
@@ -87,6 +92,7 @@ class ZarrdbStore(Store):
     path: str
     _backend: Backend | None
     _durability: Durability | None
+    _multi_process: bool
     _db: _native.Database | None
     _native_store: _native.Store | None
     # A snapshot or transaction store: fixed at creation, never reopened by path.
@@ -99,6 +105,7 @@ class ZarrdbStore(Store):
         read_only: bool = False,
         backend: Backend | None = None,
         durability: Durability | None = None,
+        multi_process: bool = False,
     ) -> None:
         super().__init__(read_only=read_only)
         if backend is not None and backend not in _BACKENDS:
@@ -109,6 +116,7 @@ class ZarrdbStore(Store):
         self.path = os.path.abspath(os.fspath(path))
         self._backend = backend
         self._durability = durability
+        self._multi_process = multi_process
         self._db = None
         self._native_store = None
         self._fixed = False
@@ -134,7 +142,9 @@ class ZarrdbStore(Store):
             raise ValueError("this snapshot or transaction store has been closed")
         if self.read_only and not os.path.exists(self.path):
             return None
-        db = _native.Database.open(self.path, not self.read_only, self._backend, self._durability)
+        db = _native.Database.open(
+            self.path, not self.read_only, self._backend, self._durability, self._multi_process
+        )
         self._db = db
         self._native_store = db.store()
         return self._native_store
@@ -177,7 +187,11 @@ class ZarrdbStore(Store):
                 raise ValueError("a snapshot is read-only: it cannot be made writable")
             return ZarrdbStore._over(self.path, native, read_only=read_only)
         return type(self)(
-            self.path, read_only=read_only, backend=self._backend, durability=self._durability
+            self.path,
+            read_only=read_only,
+            backend=self._backend,
+            durability=self._durability,
+            multi_process=self._multi_process,
         )
 
     # -- identity ------------------------------------------------------------------------------
@@ -215,6 +229,7 @@ class ZarrdbStore(Store):
             "read_only": self.read_only,
             "backend": self._backend,
             "durability": self._durability,
+            "multi_process": self._multi_process,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -223,6 +238,7 @@ class ZarrdbStore(Store):
             read_only=state["read_only"],
             backend=state["backend"],
             durability=state["durability"],
+            multi_process=state.get("multi_process", False),
         )
 
     # -- reading -------------------------------------------------------------------------------
@@ -452,7 +468,12 @@ class ZarrdbStore(Store):
         handle = self._handle()
         if handle is None:
             # Nothing stored yet: the empty read-only store is the snapshot.
-            return type(self)(self.path, read_only=True, backend=self._backend)
+            return type(self)(
+                self.path,
+                read_only=True,
+                backend=self._backend,
+                multi_process=self._multi_process,
+            )
         return ZarrdbStore._over(self.path, handle.database.snapshot(), read_only=True)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
