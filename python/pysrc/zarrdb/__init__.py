@@ -1,0 +1,38 @@
+"""zarrdb for Python: a zarr-python store over a zarrdb database.
+
+One file holds a whole Zarr hierarchy, with ACID transactions across arrays and snapshots::
+
+    import zarr, zarrdb
+    store = zarrdb.ZarrdbStore("data.zarrdb")
+    z = zarr.create_array(store, name="a", shape=(4,), dtype="int32")
+
+See ``docs/python.md`` in the repository for the guarantees and what is missing.
+"""
+
+from ._native import (
+    ArrayError,
+    CodecError,
+    Error,
+    LockedError,
+    MetadataError,
+    NodeError,
+    OpenError,
+    StoreError,
+    TransactionError,
+    TransferError,
+)
+from ._store import ZarrdbStore
+
+__all__ = [
+    "ArrayError",
+    "CodecError",
+    "Error",
+    "LockedError",
+    "MetadataError",
+    "NodeError",
+    "OpenError",
+    "StoreError",
+    "TransactionError",
+    "TransferError",
+    "ZarrdbStore",
+]

@@ -1,0 +1,488 @@
+"""``ZarrdbStore``: zarr-python's ``Store`` contract over a zarrdb database.
+
+The engine does the work (``zarrdb._native``, a thin binding over the Rust library); this module
+only adapts it to zarr-python: argument checks, read-only refusal, lazy opening, and running
+every engine call off the event loop (``asyncio.to_thread``), with the GIL released inside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import Any, Literal
+
+from zarr.abc.store import (
+    ByteRequest,
+    OffsetByteRequest,
+    RangeByteRequest,
+    Store,
+    SuffixByteRequest,
+)
+from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
+
+from . import _native
+
+__all__ = ["ZarrdbStore"]
+
+Backend = Literal["redb", "lmdb", "sled"]
+Durability = Literal["durable", "fast"]
+
+_BACKENDS = ("redb", "lmdb", "sled")
+_DURABILITIES = ("durable", "fast")
+
+# The engine takes a range as (offset, length) with length None for "to the end", or
+# (None, n) for the last n bytes.
+_Range = tuple[int | None, int | None] | None
+
+
+def _engine_range(byte_range: ByteRequest | None) -> _Range:
+    if byte_range is None:
+        return None
+    if isinstance(byte_range, RangeByteRequest):
+        return (byte_range.start, max(byte_range.end - byte_range.start, 0))
+    if isinstance(byte_range, OffsetByteRequest):
+        return (byte_range.offset, None)
+    if isinstance(byte_range, SuffixByteRequest):
+        return (None, byte_range.suffix)
+    raise TypeError(f"Unexpected byte_range, got {byte_range}.")
+
+
+def _as_bytes(value: Buffer, method: str) -> bytes:
+    if not isinstance(value, Buffer):
+        raise TypeError(
+            f"ZarrdbStore.{method}(): `value` must be a Buffer instance. "
+            f"Got an instance of {type(value)} instead."
+        )
+    return value.to_bytes()
+
+
+class ZarrdbStore(Store):
+    """A zarr-python store over one zarrdb database (by default a single redb file).
+
+    Every write outside a transaction is one atomic, durable commit. ``transaction()`` groups
+    writes into one atomic commit and ``snapshot()`` gives a read-only view of one commit.
+
+    Parameters
+    ----------
+    path
+        The database: a file for redb (the default), a folder for lmdb and sled. It is created
+        on first use unless ``read_only``; a read-only store on a path holding nothing reads as
+        empty (as ``LocalStore`` does on a missing folder).
+    read_only
+        Refuse writes with ``ValueError``.
+    backend
+        ``"redb"`` (default), ``"lmdb"`` or ``"sled"``.
+    durability
+        ``"durable"`` (default: each commit is fsynced before it returns) or ``"fast"`` (a crash
+        may lose the last commits, never consistency). Stores of one process on one path share
+        one open database, whose durability is the first opener's.
+    multi_process
+        redb only: open the file in redb's multi-writer mode, so several processes that all open
+        it so can read and write it at once (dask's process scheduler, a reader process beside a
+        writer). Commits are then always durable. Without it, a second process gets
+        ``zarrdb.LockedError``.
+    """
+
+    supports_writes: bool = True
+    supports_deletes: bool = True
+    supports_listing: bool = True
+
+    path: str
+    _backend: Backend | None
+    _durability: Durability | None
+    _multi_process: bool
+    _db: _native.Database | None
+    _native_store: _native.Store | None
+    # A snapshot or transaction store: fixed at creation, never reopened by path.
+    _fixed: bool
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        backend: Backend | None = None,
+        durability: Durability | None = None,
+        multi_process: bool = False,
+    ) -> None:
+        super().__init__(read_only=read_only)
+        if backend is not None and backend not in _BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: expected one of {_BACKENDS}")
+        if durability is not None and durability not in _DURABILITIES:
+            raise ValueError(f"unknown durability {durability!r}: expected one of {_DURABILITIES}")
+        # Absolute, so a pickled store reopens the same file from another working directory.
+        self.path = os.path.abspath(os.fspath(path))
+        self._backend = backend
+        self._durability = durability
+        self._multi_process = multi_process
+        self._db = None
+        self._native_store = None
+        self._fixed = False
+
+    @classmethod
+    def _over(cls, path: str, native: _native.Store, *, read_only: bool) -> ZarrdbStore:
+        """A store over a snapshot's or a transaction's native store."""
+        store = cls(path, read_only=read_only)
+        store._db = native.database
+        store._native_store = native
+        store._fixed = True
+        store._is_open = True
+        return store
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _handle(self) -> _native.Store | None:
+        """The native store, opening the database on first use; None for a read-only store
+        whose path holds no database yet."""
+        if self._native_store is not None:
+            return self._native_store
+        if self._fixed:
+            raise ValueError("this snapshot or transaction store has been closed")
+        if self.read_only and not os.path.exists(self.path):
+            return None
+        db = _native.Database.open(
+            self.path, not self.read_only, self._backend, self._durability, self._multi_process
+        )
+        self._db = db
+        self._native_store = db.store()
+        return self._native_store
+
+    def _writable_handle(self) -> _native.Store:
+        self._check_writable()
+        handle = self._handle()
+        assert handle is not None  # only read-only stores lack a database
+        return handle
+
+    async def _open(self) -> None:
+        if self._is_open:
+            raise ValueError("store is already open")
+        await asyncio.to_thread(self._handle)
+        self._is_open = True
+
+    def _ensure_open_sync(self) -> None:
+        if not self._is_open:
+            self._handle()
+            self._is_open = True
+
+    def close(self) -> None:
+        """Release this store's handle on the database (the file closes when no store of this
+        process uses it any more). A closed store reopens on its next use."""
+        if not self._fixed:
+            self._db = None
+            self._native_store = None
+        super().close()
+
+    def with_read_only(self, read_only: bool = False) -> ZarrdbStore:
+        """A new store on the same database with another ``read_only`` setting (unopened; for a
+        snapshot or transaction store, a view of the same snapshot or transaction)."""
+        if self._fixed:
+            # A view of the same snapshot or transaction (zarr-python asks for a read-only one
+            # when a group is opened with mode="r").
+            native = self._native_store
+            if native is None:
+                raise ValueError("this snapshot or transaction store has been closed")
+            if not read_only and not native.writable:
+                raise ValueError("a snapshot is read-only: it cannot be made writable")
+            return ZarrdbStore._over(self.path, native, read_only=read_only)
+        return type(self)(
+            self.path,
+            read_only=read_only,
+            backend=self._backend,
+            durability=self._durability,
+            multi_process=self._multi_process,
+        )
+
+    # -- identity ------------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ZarrdbStore):
+            return False
+        if self._fixed or other._fixed:
+            return self._native_store is other._native_store
+        return self.path == other.path and self.read_only == other.read_only
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.read_only))
+
+    def __repr__(self) -> str:
+        kind = ""
+        if self._fixed:
+            kind = ", snapshot" if self.read_only else ", transaction"
+        elif self.read_only:
+            kind = ", read_only=True"
+        return f"ZarrdbStore({self.path!r}{kind})"
+
+    def __str__(self) -> str:
+        return f"zarrdb://{self.path}"
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._fixed:
+            raise TypeError(
+                "a snapshot or transaction ZarrdbStore cannot be pickled: "
+                "it is tied to one open database handle"
+            )
+        # Only what reopens the database by path: handles are per process.
+        return {
+            "path": self.path,
+            "read_only": self.read_only,
+            "backend": self._backend,
+            "durability": self._durability,
+            "multi_process": self._multi_process,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["path"],
+            read_only=state["read_only"],
+            backend=state["backend"],
+            durability=state["durability"],
+            multi_process=state.get("multi_process", False),
+        )
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _get(self, key: str, byte_range: _Range) -> bytes | None:
+        handle = self._handle()
+        return None if handle is None else handle.get(key, byte_range)
+
+    async def get(
+        self,
+        key: str,
+        prototype: BufferPrototype | None = None,
+        byte_range: ByteRequest | None = None,
+    ) -> Buffer | None:
+        """The value under ``key`` (or the requested part of it), or None when absent."""
+        prototype = prototype or default_buffer_prototype()
+        engine_range = _engine_range(byte_range)
+        await self._ensure_open()
+        value = await asyncio.to_thread(self._get, key, engine_range)
+        return None if value is None else prototype.buffer.from_bytes(value)
+
+    def get_sync(
+        self,
+        key: str,
+        *,
+        prototype: BufferPrototype | None = None,
+        byte_range: ByteRequest | None = None,
+    ) -> Buffer | None:
+        """``get`` without an event loop (zarr-python's ``SupportsGetSync``)."""
+        prototype = prototype or default_buffer_prototype()
+        engine_range = _engine_range(byte_range)
+        self._ensure_open_sync()
+        value = self._get(key, engine_range)
+        return None if value is None else prototype.buffer.from_bytes(value)
+
+    async def get_partial_values(
+        self,
+        prototype: BufferPrototype,
+        key_ranges: Iterable[tuple[str, ByteRequest | None]],
+    ) -> list[Buffer | None]:
+        """Several (partial) values in one engine call, each None when absent."""
+        requests = [(key, _engine_range(byte_range)) for key, byte_range in key_ranges]
+        await self._ensure_open()
+
+        def read() -> list[bytes | None]:
+            handle = self._handle()
+            if handle is None:
+                return [None] * len(requests)
+            return handle.get_many(requests)
+
+        values = await asyncio.to_thread(read)
+        return [None if v is None else prototype.buffer.from_bytes(v) for v in values]
+
+    def _size(self, key: str) -> int | None:
+        handle = self._handle()
+        return None if handle is None else handle.size(key)
+
+    async def exists(self, key: str) -> bool:
+        """Whether a value is stored under ``key``."""
+        await self._ensure_open()
+        return await asyncio.to_thread(self._size, key) is not None
+
+    async def getsize(self, key: str) -> int:
+        """The size in bytes of the value under ``key``, read without reading the value."""
+        await self._ensure_open()
+        size = await asyncio.to_thread(self._size, key)
+        if size is None:
+            raise FileNotFoundError(key)
+        return size
+
+    # -- writing -------------------------------------------------------------------------------
+
+    async def set(self, key: str, value: Buffer) -> None:
+        """Store ``value`` under ``key``; outside a transaction, one atomic commit."""
+        self._check_writable()
+        data = _as_bytes(value, "set")
+        await self._ensure_open()
+        await asyncio.to_thread(lambda: self._writable_handle().set(key, data))
+
+    def set_sync(self, key: str, value: Buffer) -> None:
+        """``set`` without an event loop (zarr-python's ``SupportsSetSync``)."""
+        self._check_writable()
+        data = _as_bytes(value, "set_sync")
+        self._ensure_open_sync()
+        self._writable_handle().set(key, data)
+
+    async def set_if_not_exists(self, key: str, value: Buffer) -> None:
+        """Store ``value`` unless ``key`` holds a value, atomically: of several concurrent
+        callers (threads or processes) exactly one stores its value."""
+        self._check_writable()
+        data = _as_bytes(value, "set_if_not_exists")
+        await self._ensure_open()
+
+        def write() -> None:
+            handle = self._writable_handle()
+            if self._fixed:
+                # Inside a transaction, which holds the writer lock: check-then-set is atomic.
+                if handle.size(key) is None:
+                    handle.set(key, data)
+            else:
+                handle.database.set_if_absent(key, data)
+
+        await asyncio.to_thread(write)
+
+    async def _set_many(self, values: Iterable[tuple[str, Buffer]]) -> None:
+        # One transaction for the lot (one fsync), rather than one commit per value.
+        self._check_writable()
+        items = [(key, _as_bytes(value, "_set_many")) for key, value in values]
+        await self._ensure_open()
+
+        def write() -> None:
+            handle = self._writable_handle()
+            if self._fixed:
+                for key, data in items:
+                    handle.set(key, data)
+            else:
+                handle.database.set_many(items)
+
+        await asyncio.to_thread(write)
+
+    async def delete(self, key: str) -> None:
+        """Remove ``key``; an absent key is not an error."""
+        self._check_writable()
+        await self._ensure_open()
+        await asyncio.to_thread(lambda: self._writable_handle().erase(key))
+
+    def delete_sync(self, key: str) -> None:
+        """``delete`` without an event loop (zarr-python's ``SupportsDeleteSync``)."""
+        self._check_writable()
+        self._ensure_open_sync()
+        self._writable_handle().erase(key)
+
+    async def delete_dir(self, prefix: str) -> None:
+        """Remove every key under ``prefix`` (a node path; "" for everything), atomically."""
+        self._check_writable()
+        await self._ensure_open()
+        prefix = prefix.strip("/")
+        engine_prefix = f"{prefix}/" if prefix else ""
+        await asyncio.to_thread(lambda: self._writable_handle().erase_prefix(engine_prefix))
+
+    async def clear(self) -> None:
+        """Remove every key, atomically."""
+        self._check_writable()
+        await self._ensure_open()
+        await asyncio.to_thread(lambda: self._writable_handle().erase_prefix(""))
+
+    # -- listing -------------------------------------------------------------------------------
+
+    def _list_prefix(self, prefix: str) -> list[str]:
+        handle = self._handle()
+        return [] if handle is None else handle.list_prefix(prefix)
+
+    async def list(self) -> AsyncIterator[str]:
+        """Every key, sorted (zarrdb's own ``__zarrdb/`` bookkeeping is never listed)."""
+        for key in await self._listing(""):
+            yield key
+
+    async def list_prefix(self, prefix: str) -> AsyncIterator[str]:
+        """Every key starting with ``prefix``, sorted."""
+        for key in await self._listing(prefix):
+            yield key
+
+    async def _listing(self, prefix: str) -> list[str]:
+        await self._ensure_open()
+        return await asyncio.to_thread(self._list_prefix, prefix)
+
+    async def list_dir(self, prefix: str) -> AsyncIterator[str]:
+        """The names of keys and child prefixes directly under ``prefix``."""
+        await self._ensure_open()
+        prefix = prefix.strip("/")
+        engine_prefix = f"{prefix}/" if prefix else ""
+
+        def listing() -> list[str]:
+            handle = self._handle()
+            if handle is None:
+                return []
+            keys, prefixes = handle.list_dir(engine_prefix)
+            return sorted(keys + prefixes)
+
+        for name in await asyncio.to_thread(listing):
+            yield name
+
+    async def is_empty(self, prefix: str) -> bool:
+        """Whether no key lies under ``prefix`` (a node path; "" for the whole store)."""
+        await self._ensure_open()
+        prefix = prefix.strip("/")
+        engine_prefix = f"{prefix}/" if prefix else ""
+
+        def empty() -> bool:
+            handle = self._handle()
+            if handle is None:
+                return True
+            keys, prefixes = handle.list_dir(engine_prefix)
+            return not keys and not prefixes
+
+        return await asyncio.to_thread(empty)
+
+    # -- transactions and snapshots ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[ZarrdbStore]:
+        """A store whose writes commit atomically when the block ends, or not at all when it
+        raises.
+
+        Reads through it see its own writes. One transaction is open at a time per database;
+        beginning another waits. Inside the block, write through the yielded store only: a
+        write through another store of the same database waits for the transaction to end.
+        """
+        self._check_writable()
+        self._ensure_open_sync()
+        handle = self._writable_handle()
+        txn = handle.database.begin_write()
+        store = ZarrdbStore._over(self.path, txn.store(), read_only=False)
+        try:
+            yield store
+        except BaseException:
+            txn.abort()
+            raise
+        else:
+            txn.commit()
+        finally:
+            store._native_store = None
+
+    def snapshot(self) -> ZarrdbStore:
+        """A read-only store fixed at the latest commit: later commits do not show in it."""
+        self._ensure_open_sync()
+        handle = self._handle()
+        if handle is None:
+            # Nothing stored yet: the empty read-only store is the snapshot.
+            return type(self)(
+                self.path,
+                read_only=True,
+                backend=self._backend,
+                multi_process=self._multi_process,
+            )
+        return ZarrdbStore._over(self.path, handle.database.snapshot(), read_only=True)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Through __getstate__/__setstate__ (which refuse snapshot and transaction stores).
+        return (_reopen, (type(self), self.__getstate__()))
+
+
+def _reopen(cls: type[ZarrdbStore], state: dict[str, Any]) -> ZarrdbStore:
+    store = cls.__new__(cls)
+    store.__setstate__(state)
+    return store
+

@@ -1,0 +1,72 @@
+//! One `Database` per path and process.
+//!
+//! redb and sled lock their files for the whole process, so a second `Database::open` of a path
+//! that a live handle holds fails with "locked". zarr-python opens the same path several times
+//! (`with_read_only`, unpickling, `zarr.open` after `to_zarr`), so every Python store on one path
+//! shares one handle, kept alive by the stores (and transactions, snapshots) that use it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use zarrdb::{Backend, Database, Durability};
+
+/// A shared open database.
+pub(crate) struct Entry {
+    pub(crate) db: Database,
+}
+
+fn handles() -> &'static Mutex<HashMap<PathBuf, Weak<Entry>>> {
+    static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Weak<Entry>>>> = OnceLock::new();
+    HANDLES.get_or_init(Default::default)
+}
+
+/// The path as the registry knows it: the same file reached through different spellings
+/// (relative, `..`, a symlinked folder) must map to one handle.
+fn identity(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent().and_then(|p| p.canonicalize().ok()), absolute.file_name()) {
+        (Some(parent), Some(name)) => parent.join(name),
+        _ => absolute,
+    }
+}
+
+/// The live handle on `path`, or a new one. The first opener's durability and multi-process mode
+/// apply to every store sharing the handle; asking for another backend than the open one is an
+/// error.
+pub(crate) fn open(
+    path: &Path,
+    create: bool,
+    backend: Backend,
+    durability: Durability,
+    multi_process: bool,
+) -> Result<Arc<Entry>, zarrdb::Error> {
+    let id = identity(path);
+    // Held while opening, so two threads opening one path do not both reach the engine's lock.
+    let mut handles = handles().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    handles.retain(|_, entry| entry.strong_count() > 0);
+    if let Some(entry) = handles.get(&id).and_then(Weak::upgrade) {
+        if entry.db.backend() != backend {
+            return Err(zarrdb::OpenError::WrongBackend {
+                path: path.display().to_string(),
+                requested: backend.name(),
+                found: match entry.db.backend() {
+                    Backend::Lmdb => "an LMDB database",
+                    Backend::Sled => "a sled database",
+                    _ => "a redb database",
+                },
+            }
+            .into());
+        }
+        return Ok(entry);
+    }
+    let mut builder = Database::builder();
+    builder.backend(backend).durability(durability).redb_multi_writer(multi_process);
+    let db = if create { builder.create(path)? } else { builder.open(path)? };
+    let entry = Arc::new(Entry { db });
+    handles.insert(id, Arc::downgrade(&entry));
+    Ok(entry)
+}

@@ -1,0 +1,101 @@
+//! Explicit transactions for Python.
+//!
+//! A library `Transaction` must end on the thread that began it (it owns the database's writer
+//! lock), but Python calls arrive on any thread: the event loop, `asyncio.to_thread` workers,
+//! dask threads. So each transaction lives on a thread of its own that begins it, waits for one
+//! word (commit or abort) and ends it there; the transaction's store is shared and usable from
+//! every thread meanwhile.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use zarrdb::Store;
+
+use crate::errors::to_py;
+use crate::registry::Entry;
+use crate::NativeStore;
+
+/// How a transaction's owner thread is told to end it (true commits, false aborts), and how it
+/// answers.
+type EndChannel = (mpsc::Sender<bool>, mpsc::Receiver<Result<(), zarrdb::Error>>);
+
+/// An open write transaction.
+#[pyclass(frozen, module = "zarrdb._native")]
+pub(crate) struct Txn {
+    store: Arc<dyn Store>,
+    db: Arc<Entry>,
+    /// `Some` until the transaction ends: true commits, false aborts; the answer comes back.
+    end: Mutex<Option<EndChannel>>,
+}
+
+impl Txn {
+    pub(crate) fn begin(db: Arc<Entry>) -> Result<Txn, zarrdb::Error> {
+        let (started_tx, started_rx) = mpsc::channel();
+        let (end_tx, end_rx) = mpsc::channel::<bool>();
+        let (done_tx, done_rx) = mpsc::channel();
+        let database = db.db.clone();
+        std::thread::Builder::new()
+            .name("zarrdb-transaction".into())
+            .spawn(move || {
+                let txn = match database.begin_write() {
+                    Ok(txn) => txn,
+                    Err(e) => {
+                        let _ = started_tx.send(Err(e));
+                        return;
+                    }
+                };
+                if started_tx.send(Ok(txn.store())).is_err() {
+                    return;
+                }
+                // A dropped sender (the Python object collected unfinished) aborts.
+                let result = match end_rx.recv() {
+                    Ok(true) => txn.commit(),
+                    _ => {
+                        txn.abort();
+                        Ok(())
+                    }
+                };
+                let _ = done_tx.send(result);
+            })
+            .map_err(|e| zarrdb::StoreError::Io { operation: "begin transaction", key: String::new(), source: e })?;
+        let store = started_rx.recv().map_err(|_| ended("begin"))??;
+        Ok(Txn { store, db, end: Mutex::new(Some((end_tx, done_rx))) })
+    }
+
+    fn finish(&self, commit: bool) -> Result<(), zarrdb::Error> {
+        let Some((end, done)) = self.end.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Err(ended(if commit { "commit" } else { "abort" }).into());
+        };
+        end.send(commit).map_err(|_| ended("commit"))?;
+        done.recv().map_err(|_| ended("commit"))?
+    }
+}
+
+fn ended(operation: &'static str) -> zarrdb::StoreError {
+    zarrdb::StoreError::TransactionEnded { operation, key: String::new() }
+}
+
+#[pymethods]
+impl Txn {
+    /// The store of this transaction: reads see its own writes.
+    fn store(&self) -> NativeStore {
+        NativeStore { store: self.store.clone(), db: self.db.clone() }
+    }
+
+    /// Apply every write atomically (durably, in durable mode).
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.finish(true)).map_err(to_py)
+    }
+
+    /// Discard every write.
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.finish(false)).map_err(to_py)
+    }
+
+    /// Whether commit or abort has run.
+    #[getter]
+    fn ended(&self) -> bool {
+        self.end.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+    }
+}
