@@ -197,7 +197,7 @@ impl Array {
     /// auto-commit mode they are encoded without the writer lock and validated at commit, and `f`
     /// runs again when another writer stored a chunk it read meanwhile.
     pub(crate) fn scoped_data(&self, f: impl Fn(&Array) -> Result<(), Error>) -> Result<(), Error> {
-        loop {
+        for _ in 0..OPTIMISTIC_ATTEMPTS {
             let Some(scope) = self.store.begin_data_scope()? else { return f(self) };
             let inside = Array { store: scope.store(), ..self.clone() };
             f(&inside)?;
@@ -205,8 +205,16 @@ impl Array {
                 return Ok(());
             }
         }
+        // Past this many refused commits, the write runs as an ordinary write transaction: under
+        // the writer lock no other commit can invalidate what it read, so it always finishes. A
+        // writer starved by busier ones, or a check that can never pass (an LMDB hierarchy model
+        // case looped here without end), would otherwise retry for ever.
+        self.scoped(true, |a| f(a))
     }
 }
+
+/// Optimistic attempts of one region write (`Array::scoped_data`) before it takes the writer lock.
+const OPTIMISTIC_ATTEMPTS: usize = 32;
 
 /// The decoded representation of every chunk of an array with this metadata.
 pub(crate) fn chunk_spec(metadata: &ArrayMetadata) -> ChunkSpec {
