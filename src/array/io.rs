@@ -404,6 +404,15 @@ impl Array {
             let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
             Some(encoded)
         };
+        if seen.is_none() && self.store.bumps_chunk_versions_at_commit() {
+            // A whole-chunk write in a data scope: nothing to check, and the commit bumps the
+            // chunk's counter once the value is visible.
+            match encoded {
+                Some(encoded) => self.store.set_owned(key, encoded)?,
+                None => self.store.erase(key)?,
+            }
+            return Ok(true);
+        }
         let (seen, read) = (seen.map(|s| s.0), seen.and_then(|s| s.1));
         if seen.is_some_and(|seen| self.store.defer_chunk_check(key, seen)) {
             // The store checks `seen` when it commits (an auto-commit region write).

@@ -206,9 +206,9 @@ impl Array {
             }
         }
         // Past this many refused commits, the write runs as an ordinary write transaction: under
-        // the writer lock no other commit can invalidate what it read, so it always finishes. A
-        // writer starved by busier ones, or a check that can never pass (an LMDB hierarchy model
-        // case looped here without end), would otherwise retry for ever.
+        // the writer lock no other commit can invalidate what it read, so it always finishes, even
+        // when busier writers keep winning (or a check could never pass, as one did before
+        // whole-chunk stores in a data scope stopped bumping their counter early).
         self.scoped(true, |a| f(a))
     }
 }

@@ -230,6 +230,10 @@ impl Store for DataStore {
         self.db.backend.name()
     }
 
+    fn bumps_chunk_versions_at_commit(&self) -> bool {
+        true
+    }
+
     fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
         self.with("set", key, |s| {
             let read = s.read.get(key).copied().flatten();

@@ -201,6 +201,14 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
         let _ = (key, version);
         false
     }
+
+    /// Whether this store bumps the process-wide chunk counters of the keys it wrote when it
+    /// commits (a database's auto-commit data scope). A write buffered there must not bump them
+    /// itself: the bump would come before the data is visible, and it would fail this same
+    /// scope's checks of other chunks sharing the counter, at every retry.
+    fn bumps_chunk_versions_at_commit(&self) -> bool {
+        false
+    }
 }
 
 /// An atomic unit opened by [`Store::begin_scope`]: operations go to [`StoreScope::store`], and
