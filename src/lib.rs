@@ -33,7 +33,7 @@ mod transfer;
 pub use array::{Array, CheckReport, Element, Item, Synchronizer, Time};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
 pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
-pub use hierarchy::{Group, Node, NodePath, Parents};
+pub use hierarchy::{Group, Node, NodePath, Parents, RawAccess};
 pub use metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
     StructuredType, TimeUnit, METADATA_KEY,

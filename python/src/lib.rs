@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use zarrdb::{Backend, ByteRange, Durability, Store};
+use zarrdb::{Backend, ByteRange, Durability, RawAccess, Store};
 
 use errors::to_py;
 
@@ -70,13 +70,13 @@ impl Database {
 
     /// The auto-commit store: each write commits on its own.
     fn store(&self) -> NativeStore {
-        NativeStore { store: self.db.db.store(), db: self.db.clone() }
+        NativeStore { store: self.db.db.store(), db: self.db.clone(), checked: true }
     }
 
     /// A read-only store fixed at the latest commit.
     fn snapshot(&self, py: Python<'_>) -> PyResult<NativeStore> {
         let snapshot = py.detach(|| self.db.db.begin_read()).map_err(to_py)?;
-        Ok(NativeStore { store: snapshot.store(), db: self.db.clone() })
+        Ok(NativeStore { store: snapshot.store(), db: self.db.clone(), checked: true })
     }
 
     /// Begin a write transaction (waits while another one is open).
@@ -86,28 +86,35 @@ impl Database {
     }
 
     /// Store `value` under `key` unless a value is there, atomically (one transaction); returns
-    /// whether it was stored.
-    fn set_if_absent(&self, py: Python<'_>, key: &str, value: &[u8]) -> PyResult<bool> {
+    /// whether it was stored. `checked` as for `Store.checked`.
+    #[pyo3(signature = (key, value, checked=true))]
+    fn set_if_absent(&self, py: Python<'_>, key: &str, value: &[u8], checked: bool) -> PyResult<bool> {
         py.detach(|| -> Result<bool, zarrdb::Error> {
             let txn = self.db.db.begin_write()?;
             let store = txn.store();
             if store.size(key)?.is_some() {
                 return Ok(false);
             }
-            store.set(key, value)?;
+            set(store.as_ref(), key, value, checked)?;
             txn.commit()?;
             Ok(true)
         })
         .map_err(to_py)
     }
 
-    /// Store several values in one transaction: all of them or none.
-    fn set_many(&self, py: Python<'_>, items: Vec<(String, Vec<u8>)>) -> PyResult<()> {
+    /// Store several values in one transaction: all of them or none. `checked` as for
+    /// `Store.checked`.
+    #[pyo3(signature = (items, checked=true))]
+    fn set_many(&self, py: Python<'_>, items: Vec<(String, Vec<u8>)>, checked: bool) -> PyResult<()> {
         py.detach(|| -> Result<(), zarrdb::Error> {
             let txn = self.db.db.begin_write()?;
             let store = txn.store();
             for (key, value) in items {
-                store.set_owned(&key, value)?;
+                if checked {
+                    RawAccess::new(store.as_ref()).set(&key, &value)?;
+                } else {
+                    store.set_owned(&key, value)?;
+                }
             }
             txn.commit()
         })
@@ -133,6 +140,9 @@ impl Database {
 struct NativeStore {
     store: Arc<dyn Store>,
     db: Arc<registry::Entry>,
+    /// Whether node documents are checked on the way in and consolidated metadata presented
+    /// fresh on the way out (`zarrdb::RawAccess`), or every key is read and written as bytes.
+    checked: bool,
 }
 
 #[pymethods]
@@ -141,7 +151,7 @@ impl NativeStore {
     /// A range reaching past the end of the value is cut at the end, as Python slices are.
     #[pyo3(signature = (key, range=None))]
     fn get<'py>(&self, py: Python<'py>, key: &str, range: PyRange) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        let value = py.detach(|| get_clamped(self.store.as_ref(), key, range)).map_err(to_py)?;
+        let value = py.detach(|| self.get_clamped(key, range)).map_err(to_py)?;
         Ok(value.map(|v| PyBytes::new(py, &v)))
     }
 
@@ -152,24 +162,37 @@ impl NativeStore {
         requests: Vec<(String, PyRange)>,
     ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
         let values = py
-            .detach(|| {
-                requests
-                    .iter()
-                    .map(|(key, range)| get_clamped(self.store.as_ref(), key, *range))
-                    .collect::<Result<Vec<_>, _>>()
-            })
+            .detach(|| requests.iter().map(|(key, range)| self.get_clamped(key, *range)).collect::<Result<Vec<_>, _>>())
             .map_err(to_py)?;
         Ok(values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v))).collect())
     }
 
     /// The size in bytes of the value under `key`, or None when absent.
     fn size(&self, py: Python<'_>, key: &str) -> PyResult<Option<u64>> {
-        py.detach(|| self.store.size(key)).map_err(to_py)
+        py.detach(|| -> Result<Option<u64>, zarrdb::Error> {
+            if self.checked && is_document(key) {
+                RawAccess::new(self.store.as_ref()).size(key)
+            } else {
+                Ok(self.store.size(key)?)
+            }
+        })
+        .map_err(to_py)
     }
 
-    /// Store `value` under `key`.
+    /// Store `value` under `key`; a node document is checked first unless `checked` is off.
     fn set(&self, py: Python<'_>, key: &str, value: &[u8]) -> PyResult<()> {
-        py.detach(|| self.store.set(key, value)).map_err(to_py)
+        py.detach(|| set(self.store.as_ref(), key, value, self.checked)).map_err(to_py)
+    }
+
+    /// The same store with node document checks on or off.
+    fn with_checks(&self, checked: bool) -> NativeStore {
+        NativeStore { store: self.store.clone(), db: self.db.clone(), checked }
+    }
+
+    /// Whether node documents are checked (see `with_checks`).
+    #[getter]
+    fn checked(&self) -> bool {
+        self.checked
     }
 
     /// Remove `key` (absent keys are not an error).
@@ -206,28 +229,60 @@ impl NativeStore {
     }
 }
 
-/// Read `key`, or a range of it cut to the value's end, from one consistent view: a ranged read
-/// asks for the size and then the bytes, and a writer in between must not make them disagree, so
-/// both run on a snapshot when the store is the auto-commit one.
-fn get_clamped(store: &dyn Store, key: &str, range: PyRange) -> Result<Option<Vec<u8>>, zarrdb::Error> {
-    let Some((offset, length)) = range else { return Ok(store.get(key)?) };
-    let scope = store.begin_scope(false)?;
-    let view = scope.as_ref().map_or_else(|| None, |s| Some(s.store()));
-    let view: &dyn Store = view.as_deref().unwrap_or(store);
-    let Some(len) = view.size(key)? else { return Ok(None) };
-    let range = match (offset, length) {
+impl NativeStore {
+    /// Read `key`, or a range of it cut to the value's end, from one consistent view: a ranged
+    /// read asks for the size and then the bytes, and a writer in between must not make them
+    /// disagree, so both run on a snapshot when the store is the auto-commit one. A node
+    /// document (small) is read whole through `RawAccess` and cut here.
+    fn get_clamped(&self, key: &str, range: PyRange) -> Result<Option<Vec<u8>>, zarrdb::Error> {
+        let store = self.store.as_ref();
+        if self.checked && is_document(key) {
+            let Some(value) = RawAccess::new(store).get(key)? else { return Ok(None) };
+            let len = value.len() as u64;
+            return Ok(Some(match clamp(range, len) {
+                None => value,
+                Some(range) => range.resolve(len).map_or_else(Vec::new, |r| value[r].to_vec()),
+            }));
+        }
+        let Some(_) = range else { return Ok(store.get(key)?) };
+        let scope = store.begin_scope(false)?;
+        let view = scope.as_ref().map_or_else(|| None, |s| Some(s.store()));
+        let view: &dyn Store = view.as_deref().unwrap_or(store);
+        let Some(len) = view.size(key)? else { return Ok(None) };
+        let range = clamp(range, len).unwrap_or(ByteRange::FromStart { offset: 0, length: None });
+        let mut values = view.get_partial_values(&[(key, range)])?;
+        if let Some(scope) = scope {
+            scope.finish()?;
+        }
+        Ok(values.pop().flatten())
+    }
+}
+
+/// Python's range (see `PyRange`) as the engine's, cut to a value of `len` bytes.
+fn clamp(range: PyRange, len: u64) -> Option<ByteRange> {
+    let (offset, length) = range?;
+    Some(match (offset, length) {
         (None, Some(n)) => ByteRange::Suffix(n.min(len)),
         (None, None) => ByteRange::FromStart { offset: 0, length: None },
         (Some(start), length) => {
             let start = start.min(len);
             ByteRange::FromStart { offset: start, length: Some(length.map_or(len - start, |n| n.min(len - start))) }
         }
-    };
-    let mut values = view.get_partial_values(&[(key, range)])?;
-    if let Some(scope) = scope {
-        scope.finish()?;
+    })
+}
+
+/// Whether `key` is a node document (`zarr.json`), which `RawAccess` checks and presents.
+fn is_document(key: &str) -> bool {
+    key.rsplit('/').next() == Some(zarrdb::METADATA_KEY)
+}
+
+/// Write through `RawAccess` when `checked`, else as bytes.
+fn set(store: &dyn Store, key: &str, value: &[u8], checked: bool) -> Result<(), zarrdb::Error> {
+    if checked {
+        RawAccess::new(store).set(key, value)
+    } else {
+        Ok(store.set(key, value)?)
     }
-    Ok(values.pop().flatten())
 }
 
 #[pymodule]

@@ -7,7 +7,11 @@
 //! from scratch, so none carries it), and an export computes it afresh from the exported
 //! snapshot (`transfer/export.rs`), in the shape built here.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
+
+use crate::error::MetadataError;
 
 /// The member of a group document that holds consolidated metadata.
 pub(crate) const MEMBER: &str = "consolidated_metadata";
@@ -39,11 +43,30 @@ fn member(metadata: Map<String, Value>) -> Value {
     Value::Object(obj)
 }
 
-/// The document of an implicit group, for the consolidated metadata of its ancestors: a reader
-/// of consolidated metadata (zarr-python) refuses a hierarchy whose nodes' parents are missing
-/// from it, and an implicit group is a group without attributes.
-pub(crate) fn implicit_group() -> Value {
-    super::GroupMetadata::default().to_json()
+/// Add an entry for every folder among `nodes`' ancestors that has no document of its own: an
+/// implicit group. A reader of consolidated metadata (zarr-python) refuses a hierarchy whose
+/// nodes' parents are missing from it, and an implicit group is a group without attributes.
+/// `nodes` are keyed by their path relative to the consolidating group.
+pub(crate) fn add_implicit_groups(nodes: &mut BTreeMap<String, Value>) {
+    let implicit: Vec<String> = nodes
+        .keys()
+        .flat_map(|path| path.match_indices('/').map(|(i, _)| path[..i].to_owned()).collect::<Vec<_>>())
+        .filter(|ancestor| !nodes.contains_key(ancestor))
+        .collect();
+    for path in implicit {
+        nodes.insert(path, super::GroupMetadata::default().to_json());
+    }
+}
+
+/// A stored document as consolidated metadata holds it: checked with the crate's parser
+/// (consolidated metadata must not describe a node no reader could open), member order kept,
+/// without a consolidated member of its own. The flag tells whether the stored document had one
+/// (a group written with consolidated metadata through `RawAccess`).
+pub(crate) fn entry(bytes: &[u8]) -> Result<(super::NodeMetadata, Value, bool), MetadataError> {
+    let metadata = super::NodeMetadata::from_json(bytes)?;
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })?;
+    let had_member = value.as_object_mut().and_then(|obj| obj.remove(MEMBER)).is_some();
+    Ok((metadata, value, had_member))
 }
 
 /// A document as zarrdb writes every `zarr.json`: pretty-printed, with a final newline.

@@ -9,47 +9,61 @@ use serde_json::Value;
 
 use super::run::Item;
 use super::source::Source;
-use crate::error::{Error, MetadataError};
+use crate::error::Error;
 use crate::metadata::{consolidated, NodeMetadata, METADATA_KEY};
 
-/// The root document to write instead of the stored one, when the exported root is a group
-/// (an array or an implicit group has no document to hold consolidated metadata). `items` are
-/// the export's keys relative to the root.
-pub(super) fn root_document(source: &dyn Source, items: &[Item]) -> Result<Option<Vec<u8>>, Error> {
-    let Some(root) = items.iter().find(|i| i.to == METADATA_KEY) else { return Ok(None) };
-    let mut root_doc = match document(source, root)? {
-        (NodeMetadata::Group(_), Value::Object(obj)) => obj,
-        _ => return Ok(None),
-    };
-    let mut nodes = BTreeMap::new();
-    for item in items.iter().filter(|i| i.to != METADATA_KEY) {
-        let Some(path) = item.to.strip_suffix("/zarr.json") else { continue };
-        let (_, value) = document(source, item)?;
-        nodes.insert(path.to_owned(), value);
-    }
-    // Folders holding nodes without a document of their own are implicit groups.
-    let implicit: Vec<String> = nodes
-        .keys()
-        .flat_map(|path| path.match_indices('/').map(|(i, _)| path[..i].to_owned()).collect::<Vec<_>>())
-        .filter(|ancestor| !nodes.contains_key(ancestor))
-        .collect();
-    for path in implicit {
-        nodes.insert(path, consolidated::implicit_group());
-    }
-    // A stored member (only a raw store write can leave one) is replaced, not kept.
-    root_doc.insert(consolidated::MEMBER.to_owned(), consolidated::inline(nodes));
-    Ok(Some(consolidated::to_bytes(&Value::Object(root_doc))))
+/// The documents an export writes instead of the stored ones, and whether the root's holds
+/// fresh consolidated metadata.
+pub(super) struct Documents {
+    /// (destination key, bytes), to be written last like every document.
+    pub(super) replaced: Vec<(String, Vec<u8>)>,
+    /// Whether the root group's document carries fresh consolidated metadata.
+    pub(super) consolidated: bool,
 }
 
-/// A stored document, checked with the crate's parser (consolidated metadata must not describe
-/// a node no reader could open), and its JSON, member order kept.
-fn document(source: &dyn Source, item: &Item) -> Result<(NodeMetadata, Value), Error> {
-    let bytes = source.read(&item.from)?;
-    let invalid = |source| Error::Metadata { key: item.from.clone(), source };
-    let meta = NodeMetadata::from_json(&bytes).map_err(invalid)?;
-    let mut value: Value = serde_json::from_slice(&bytes).map_err(|source| invalid(MetadataError::Json { source }))?;
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove(consolidated::MEMBER);
+/// With `consolidate`, the root group's document gets consolidated metadata of every document
+/// exported (an array or an implicit group at the root has no document to hold it). Every other
+/// group document stored with a consolidated member (`RawAccess` keeps an empty one as a request
+/// for consolidation) is written without it: a reader would trust an empty or stale copy. `items`
+/// are the export's keys relative to the root.
+pub(super) fn documents(source: &dyn Source, items: &[Item], consolidate: bool) -> Result<Documents, Error> {
+    let mut replaced = Vec::new();
+    let mut nodes = BTreeMap::new();
+    let mut root = None;
+    for item in items {
+        let path = match item.to.strip_suffix(METADATA_KEY) {
+            Some("") => "",
+            Some(folder) => match folder.strip_suffix('/') {
+                Some(path) => path,
+                None => continue,
+            },
+            None => continue,
+        };
+        let bytes = source.read(&item.from)?;
+        let (metadata, value, had_member) =
+            consolidated::entry(&bytes).map_err(|source| Error::Metadata { key: item.from.clone(), source })?;
+        let is_group = matches!(metadata, NodeMetadata::Group(_));
+        if path.is_empty() {
+            root = Some((is_group, value, had_member));
+            continue;
+        }
+        if is_group && had_member {
+            replaced.push((item.to.clone(), consolidated::to_bytes(&value)));
+        }
+        if consolidate {
+            nodes.insert(path.to_owned(), value);
+        }
     }
-    Ok((meta, value))
+    let mut consolidated_root = false;
+    if let Some((true, Value::Object(mut document), had_member)) = root {
+        if consolidate {
+            consolidated::add_implicit_groups(&mut nodes);
+            document.insert(consolidated::MEMBER.to_owned(), consolidated::inline(nodes));
+            consolidated_root = true;
+        }
+        if consolidate || had_member {
+            replaced.push((METADATA_KEY.to_owned(), consolidated::to_bytes(&Value::Object(document))));
+        }
+    }
+    Ok(Documents { replaced, consolidated: consolidated_root })
 }

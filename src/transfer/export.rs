@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::consolidate::root_document;
+use super::consolidate::documents;
 use super::error::TransferError;
 use super::options::{ExportOptions, ExportReport};
 use super::run::{run, Item};
@@ -54,15 +54,14 @@ impl Database {
         } else {
             Box::new(DirSink::create(destination)?)
         };
-        // With consolidation, the root's document is written fresh, last like every document.
-        let root = if options.no_consolidated { None } else { root_document(&source, &items)? };
-        let (items, documents) = match root {
-            Some(root) => {
-                (items.into_iter().filter(|i| i.to != METADATA_KEY).collect(), vec![(METADATA_KEY.to_owned(), root)])
-            }
-            None => (items, Vec::new()),
-        };
-        let consolidated = !documents.is_empty();
+        // Documents written fresh (the consolidated root, groups stored with a consolidation
+        // request) replace the stored ones, last like every document.
+        let documents = documents(&source, &items, !options.no_consolidated)?;
+        let consolidated = documents.consolidated;
+        let replaced: std::collections::HashSet<&str> =
+            documents.replaced.iter().map(|(key, _)| key.as_str()).collect();
+        let items: Vec<Item> = items.into_iter().filter(|i| !replaced.contains(i.to.as_str())).collect();
+        let documents = documents.replaced;
         let (values, bytes) = run(&source, &items, documents, sink, options.progress.as_deref())?;
         Ok(ExportReport { values, bytes, consolidated })
     }

@@ -83,6 +83,12 @@ class ZarrdbStore(Store):
         it so can read and write it at once (dask's process scheduler, a reader process beside a
         writer). Commits are then always durable. Without it, a second process gets
         ``zarrdb.LockedError``.
+    validate_metadata
+        Check every ``zarr.json`` written as the engine checks documents (``zarrdb.MetadataError``
+        for a document it cannot read, ``zarrdb.NodeError`` for a node inside an array), and
+        serve consolidated metadata computed afresh on each read instead of storing a copy that
+        later writes would make stale. On by default; off, every key is plain bytes (what
+        zarr-python's store conformance suite expects of a key/value store).
     """
 
     supports_writes: bool = True
@@ -93,6 +99,7 @@ class ZarrdbStore(Store):
     _backend: Backend | None
     _durability: Durability | None
     _multi_process: bool
+    _validate_metadata: bool
     _db: _native.Database | None
     _native_store: _native.Store | None
     # A snapshot or transaction store: fixed at creation, never reopened by path.
@@ -106,6 +113,7 @@ class ZarrdbStore(Store):
         backend: Backend | None = None,
         durability: Durability | None = None,
         multi_process: bool = False,
+        validate_metadata: bool = True,
     ) -> None:
         super().__init__(read_only=read_only)
         if backend is not None and backend not in _BACKENDS:
@@ -117,6 +125,7 @@ class ZarrdbStore(Store):
         self._backend = backend
         self._durability = durability
         self._multi_process = multi_process
+        self._validate_metadata = validate_metadata
         self._db = None
         self._native_store = None
         self._fixed = False
@@ -124,7 +133,7 @@ class ZarrdbStore(Store):
     @classmethod
     def _over(cls, path: str, native: _native.Store, *, read_only: bool) -> ZarrdbStore:
         """A store over a snapshot's or a transaction's native store."""
-        store = cls(path, read_only=read_only)
+        store = cls(path, read_only=read_only, validate_metadata=native.checked)
         store._db = native.database
         store._native_store = native
         store._fixed = True
@@ -146,7 +155,7 @@ class ZarrdbStore(Store):
             self.path, not self.read_only, self._backend, self._durability, self._multi_process
         )
         self._db = db
-        self._native_store = db.store()
+        self._native_store = db.store().with_checks(self._validate_metadata)
         return self._native_store
 
     def _writable_handle(self) -> _native.Store:
@@ -192,6 +201,7 @@ class ZarrdbStore(Store):
             backend=self._backend,
             durability=self._durability,
             multi_process=self._multi_process,
+            validate_metadata=self._validate_metadata,
         )
 
     # -- identity ------------------------------------------------------------------------------
@@ -230,6 +240,7 @@ class ZarrdbStore(Store):
             "backend": self._backend,
             "durability": self._durability,
             "multi_process": self._multi_process,
+            "validate_metadata": self._validate_metadata,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -239,6 +250,7 @@ class ZarrdbStore(Store):
             backend=state["backend"],
             durability=state["durability"],
             multi_process=state.get("multi_process", False),
+            validate_metadata=state.get("validate_metadata", True),
         )
 
     # -- reading -------------------------------------------------------------------------------
@@ -339,7 +351,7 @@ class ZarrdbStore(Store):
                 if handle.size(key) is None:
                     handle.set(key, data)
             else:
-                handle.database.set_if_absent(key, data)
+                handle.database.set_if_absent(key, data, handle.checked)
 
         await asyncio.to_thread(write)
 
@@ -355,7 +367,7 @@ class ZarrdbStore(Store):
                 for key, data in items:
                     handle.set(key, data)
             else:
-                handle.database.set_many(items)
+                handle.database.set_many(items, handle.checked)
 
         await asyncio.to_thread(write)
 
@@ -451,7 +463,8 @@ class ZarrdbStore(Store):
         self._ensure_open_sync()
         handle = self._writable_handle()
         txn = handle.database.begin_write()
-        store = ZarrdbStore._over(self.path, txn.store(), read_only=False)
+        native = txn.store().with_checks(self._validate_metadata)
+        store = ZarrdbStore._over(self.path, native, read_only=False)
         try:
             yield store
         except BaseException:
@@ -473,8 +486,10 @@ class ZarrdbStore(Store):
                 read_only=True,
                 backend=self._backend,
                 multi_process=self._multi_process,
+                validate_metadata=self._validate_metadata,
             )
-        return ZarrdbStore._over(self.path, handle.database.snapshot(), read_only=True)
+        native = handle.database.snapshot().with_checks(self._validate_metadata)
+        return ZarrdbStore._over(self.path, native, read_only=True)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Through __getstate__/__setstate__ (which refuse snapshot and transaction stores).
