@@ -60,3 +60,22 @@ def test_cli_imported_file_opens_in_python(tmp_path: Path) -> None:
 
     back = zarr.open_group(ZarrdbStore(path, read_only=True), mode="r")
     np.testing.assert_array_equal(back["x"][:], np.linspace(0, 1, 6))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_imported_consolidated_dataset_opens_consolidated(tmp_path: Path, zarr_format: int) -> None:
+    import warnings
+
+    import xarray as xr
+
+    folder = tmp_path / "ds.zarr"
+    ds = xr.Dataset({"v": (("t", "x"), np.arange(12.0).reshape(4, 3))}, coords={"t": np.arange(4)})
+    ds.to_zarr(folder, consolidated=True, zarr_format=zarr_format)
+    path = tmp_path / "ds.zarrdb"
+    _run("import", str(folder), str(path))
+    # The import keeps only the request; the Python store serves the metadata afresh, so xarray
+    # reads it consolidated, without its fallback warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        opened = xr.open_zarr(ZarrdbStore(path, read_only=True))
+        xr.testing.assert_identical(opened.load(), ds)

@@ -90,7 +90,7 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
     }
     for key in &report.consolidated_metadata {
         eprintln!(
-            "zarrdb: note: consolidated metadata in {key} was not imported (a database never stores it; export writes it afresh)"
+            "zarrdb: note: consolidated metadata in {key} was not copied: a database never stores it (it would go stale); the group keeps a request for it, served afresh to Python readers and exports"
         );
     }
     for (key, warning) in &report.warnings {

@@ -87,7 +87,7 @@ impl<'a> RawAccess<'a> {
         }
         let stored = match (&metadata, wants_consolidation(value)) {
             (NodeMetadata::Group(_), Some(mut document)) => {
-                document.insert(consolidated::MEMBER.to_owned(), consolidated::inline([]));
+                document.insert(consolidated::MEMBER.to_owned(), consolidated::request());
                 Some(consolidated::to_bytes(&Value::Object(document)))
             }
             _ => None,

@@ -43,6 +43,23 @@ fn member(metadata: Map<String, Value>) -> Value {
     Value::Object(obj)
 }
 
+/// The member a group document keeps when its writer wanted it consolidated: empty, a request
+/// only. Readers that serve consolidated metadata (`RawAccess`, an export) fill it afresh;
+/// nothing reads its content.
+pub(crate) fn request() -> Value {
+    member(Map::new())
+}
+
+/// `group`'s document with the consolidation request: what is stored for a group whose source or
+/// writer had consolidated metadata.
+pub(crate) fn requesting(group: &super::GroupMetadata) -> Vec<u8> {
+    let mut document = group.to_json();
+    if let Some(obj) = document.as_object_mut() {
+        obj.insert(MEMBER.to_owned(), request());
+    }
+    to_bytes(&document)
+}
+
 /// Add an entry for every folder among `nodes`' ancestors that has no document of its own: an
 /// implicit group. A reader of consolidated metadata (zarr-python) refuses a hierarchy whose
 /// nodes' parents are missing from it, and an implicit group is a group without attributes.

@@ -157,9 +157,10 @@ pub struct ImportReport {
     /// attribute of a v2 array that is not one string per dimension is kept as an attribute and
     /// gives no `dimension_names`.
     pub warnings: Vec<(String, String)>,
-    /// Source keys whose consolidated metadata was not imported: v3 group documents imported
-    /// without their `consolidated_metadata` member, and a v2 `.zmetadata`. A database never
-    /// stores consolidated metadata (it would go stale); an export writes it afresh.
+    /// Source keys whose consolidated metadata was not copied: v3 group documents imported with
+    /// an empty `consolidated_metadata` member (a request for it) in place of theirs, and a v2
+    /// `.zmetadata` (the root group gets the request). A database never stores consolidated
+    /// metadata (it would go stale); `RawAccess` readers and exports get it afresh.
     pub consolidated_metadata: Vec<String>,
     /// With [`ImportOptions::skip_unreadable`]: the nodes (paths relative to the source's root,
     /// `""` for the root) left out with their subtrees because their metadata cannot be

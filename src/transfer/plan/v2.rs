@@ -13,7 +13,7 @@ use super::{
     compressor, dims, dtype, fill, last_segment, parent_path, prefix, Layout, Paths, Plan, PlanError, Source, CONVERTED,
 };
 use crate::metadata::json::{invalid, wrong_type};
-use crate::metadata::{ChunkKeyEncoding, Separator};
+use crate::metadata::{consolidated, ChunkKeyEncoding, GroupMetadata, Separator};
 
 pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
     let keys = source.keys;
@@ -72,6 +72,12 @@ pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
             .push((".zmetadata".into(), "Zarr v2 consolidated metadata: the nodes are converted one by one".into()));
         claimed.insert(".zmetadata".into());
         plan.consolidated.push(".zmetadata".into());
+        // The root group keeps the request for consolidated metadata (an array root has none).
+        if let Some((_, document)) = plan.metadata.iter_mut().find(|(key, _)| key == "zarr.json") {
+            if let Ok(group) = GroupMetadata::from_json(document) {
+                *document = consolidated::requesting(&group);
+            }
+        }
     }
     assign_chunks(keys, &claimed, &arrays, &mut plan);
     Ok(plan)

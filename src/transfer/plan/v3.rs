@@ -1,6 +1,7 @@
 //! Zarr v3: every `zarr.json` is parsed with the crate's own parser (and each array's codec chain
 //! built), then copied byte for byte, so an export of the import gives back the same documents;
-//! only a group document holding `consolidated_metadata` is written without it.
+//! only a group document holding `consolidated_metadata` is written with an empty member instead
+//! (a request for it, `metadata/consolidated.rs`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -46,10 +47,11 @@ fn read_node(source: &mut Source<'_>, key: &str) -> Result<(NodeMetadata, Vec<u8
     let meta = NodeMetadata::from_json(&bytes).map_err(|e| PlanError::metadata(key, e))?;
     let mut had_consolidated = false;
     // Consolidated metadata is never stored (metadata/consolidated.rs): the parsed group, which
-    // dropped it, is written instead. Other documents stay byte for byte.
+    // dropped it, is written instead, with an empty member that keeps the request for it (readers
+    // through `RawAccess` and exports get it afresh). Other documents stay byte for byte.
     if let (NodeMetadata::Group(group), Some(member)) = (&meta, value.get(consolidated::MEMBER)) {
         had_consolidated = !member.is_null();
-        bytes = group.to_json_bytes();
+        bytes = if had_consolidated { consolidated::requesting(group) } else { group.to_json_bytes() };
     }
     if let NodeMetadata::Array(meta) = &meta {
         CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
