@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any, Literal
 
@@ -450,21 +451,30 @@ class ZarrdbStore(Store):
 
     # -- transactions and snapshots ------------------------------------------------------------
 
+    def _begin(self) -> tuple[_native.Txn, ZarrdbStore]:
+        """Begin a write transaction (waits for the writer lock) and the store over it."""
+        self._ensure_open_sync()
+        handle = self._writable_handle()
+        txn = handle.database.begin_write()
+        native = txn.store().with_checks(self._validate_metadata)
+        return txn, ZarrdbStore._over(self.path, native, read_only=False)
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[ZarrdbStore]:
         """A store whose writes commit atomically when the block ends, or not at all when it
         raises.
 
-        Reads through it see its own writes. One transaction is open at a time per database;
-        beginning another waits. Inside the block, write through the yielded store only: a
-        write through another store of the same database waits for the transaction to end.
+        Reads through it see its own writes and, since beginning waits for the database's writer
+        lock (across processes too: LMDB, redb with ``multi_process=True``), the latest commit of
+        any writer. So zarr-python's partial-chunk writes (``arr[i::k] = v``: read the chunk,
+        patch it, store it) run inside a transaction lose no concurrent update. One transaction is
+        open at a time per database; beginning another waits, blocking the calling thread (on an
+        event loop, use ``atransaction``). Inside the block, write through the yielded store
+        only: a write through another store of the same database waits for the transaction to
+        end.
         """
         self._check_writable()
-        self._ensure_open_sync()
-        handle = self._writable_handle()
-        txn = handle.database.begin_write()
-        native = txn.store().with_checks(self._validate_metadata)
-        store = ZarrdbStore._over(self.path, native, read_only=False)
+        txn, store = self._begin()
         try:
             yield store
         except BaseException:
@@ -472,6 +482,34 @@ class ZarrdbStore(Store):
             raise
         else:
             txn.commit()
+        finally:
+            store._native_store = None
+
+    @contextlib.asynccontextmanager
+    async def atransaction(self) -> AsyncIterator[ZarrdbStore]:
+        """``transaction()`` for ``async with``: beginning (which waits for the writer lock),
+        committing and aborting run in a worker thread, so the event loop keeps running other
+        tasks while this one waits for another transaction to end.
+
+        The block commits when it ends and aborts when it raises. A task cancelled while waiting
+        to begin gives the transaction up (it is aborted as soon as it begins); a commit that
+        has started runs to its end even if the task is cancelled meanwhile.
+        """
+        self._check_writable()
+        beginning = asyncio.ensure_future(asyncio.to_thread(self._begin))
+        try:
+            # Shielded: a cancellation must not lose a transaction that begins afterwards.
+            txn, store = await asyncio.shield(beginning)
+        except asyncio.CancelledError:
+            beginning.add_done_callback(_abort_begun)
+            raise
+        try:
+            yield store
+        except BaseException:
+            await asyncio.shield(asyncio.to_thread(txn.abort))
+            raise
+        else:
+            await asyncio.shield(asyncio.to_thread(txn.commit))
         finally:
             store._native_store = None
 
@@ -501,3 +539,11 @@ def _reopen(cls: type[ZarrdbStore], state: dict[str, Any]) -> ZarrdbStore:
     store.__setstate__(state)
     return store
 
+
+def _abort_begun(beginning: asyncio.Future[tuple[_native.Txn, ZarrdbStore]]) -> None:
+    """Abort a transaction whose ``atransaction`` was cancelled while it waited to begin."""
+    if beginning.cancelled() or beginning.exception() is not None:
+        return
+    txn, _ = beginning.result()
+    # Off the event loop: aborting hands the word to the transaction's thread and waits for it.
+    threading.Thread(target=txn.abort, name="zarrdb-abort", daemon=True).start()
