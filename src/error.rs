@@ -195,6 +195,15 @@ pub enum CodecError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A decoded chunk would be larger than zarrdb holds in memory (`MAX_CHUNK_BYTES`, 4 GiB):
+    /// the array's metadata declares chunks too large to encode or decode.
+    #[error("chunks of {bytes} bytes are larger than the {limit} bytes zarrdb holds in memory")]
+    ChunkTooLarge {
+        /// The decoded chunk size the metadata declares.
+        bytes: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// Encoding failed inside a codec library.
     #[error("codec \"{codec}\": encoding failed: {reason}")]
     Encode {

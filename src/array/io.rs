@@ -275,7 +275,7 @@ impl Array {
         }
         if self.covers(part) {
             // An edge chunk written whole: its padding takes the fill value.
-            let mut chunk = self.fill_chunk();
+            let mut chunk = self.fill_chunk()?;
             copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
             return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
         }
@@ -283,7 +283,10 @@ impl Array {
         // (`chunk_sync`), read again otherwise.
         loop {
             let seen = chunk_sync::seen(&self.synchronizer, &key);
-            let (mut chunk, read) = self.read_chunk_for_update(&key)?.unwrap_or_else(|| (self.fill_chunk(), None));
+            let (mut chunk, read) = match self.read_chunk_for_update(&key)? {
+                Some(stored) => stored,
+                None => (self.fill_chunk()?, None),
+            };
             copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
             if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), chunk)? {
                 return Ok(());
@@ -304,12 +307,14 @@ impl Array {
         Ok(Some((decoded, read)))
     }
 
-    /// A chunk holding only the fill value.
-    pub(super) fn fill_chunk(&self) -> Vec<u8> {
+    /// A chunk holding only the fill value; refused above `MAX_CHUNK_BYTES`, as decoding is.
+    pub(super) fn fill_chunk(&self) -> Result<Vec<u8>, Error> {
         let spec = self.chunk_spec();
+        crate::codec::check_chunk_size(&spec)
+            .map_err(|source| Error::Codec { key: self.path.metadata_key(), source })?;
         let mut buf = vec![0u8; spec.num_bytes() as usize];
         region::fill(&mut buf, spec.fill_value.as_le_bytes());
-        buf
+        Ok(buf)
     }
 
     /// Read a region into typed elements.

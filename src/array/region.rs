@@ -20,7 +20,8 @@ pub(crate) fn intersect(coords: &[u64], cell_shape: &[u64], offset: &[u64], shap
         .map(|d| {
             let origin = coords[d] * cell_shape[d];
             let start = origin.max(offset[d]);
-            let end = (origin + cell_shape[d]).min(offset[d] + shape[d]);
+            // The last cell of a grid may reach past u64::MAX (shape 2^64-1, chunks 2^40).
+            let end = origin.saturating_add(cell_shape[d]).min(offset[d] + shape[d]);
             (start, end - start)
         })
         .unzip()

@@ -176,7 +176,7 @@ impl Array {
             let trimmed = if spec.data_type.is_variable_length() {
                 self.trim_items(&stored, &kept, &key)?
             } else {
-                let mut trimmed = self.fill_chunk();
+                let mut trimmed = self.fill_chunk()?;
                 region::copy_box(&stored, &whole, &mut trimmed, &whole, &kept, spec.data_type.size());
                 trimmed
             };

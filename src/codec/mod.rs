@@ -56,15 +56,31 @@ pub(crate) struct ChunkSpec {
     pub fill_value: FillValue,
 }
 
+/// The largest decoded chunk (or shard) zarrdb holds in memory, 4 GiB: encoding and decoding
+/// work on whole chunks, and the size comes from metadata, which may declare chunks of up to 2^40
+/// elements. Larger chunks are refused with `CodecError::ChunkTooLarge` instead of allocated.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 32;
+
+/// `ChunkTooLarge` for a chunk of `spec` above [`MAX_CHUNK_BYTES`].
+pub(crate) fn check_chunk_size(spec: &ChunkSpec) -> Result<(), CodecError> {
+    let bytes = spec.num_bytes();
+    if bytes > MAX_CHUNK_BYTES {
+        return Err(CodecError::ChunkTooLarge { bytes, limit: MAX_CHUNK_BYTES });
+    }
+    Ok(())
+}
+
 impl ChunkSpec {
     pub fn num_elements(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1u64, |n, &d| n.saturating_mul(d))
     }
 
     /// The decoded size in bytes; 0 for variable-length types, whose decoded chunks are item
     /// lists of no fixed size (see [`vlen`]).
     pub fn num_bytes(&self) -> u64 {
-        self.num_elements() * self.data_type.size() as u64
+        // Saturating: metadata may declare chunks of up to 2^40 elements of wide records; such a
+        // size is refused before anything is allocated (`MAX_CHUNK_BYTES`), never wrapped.
+        self.num_elements().saturating_mul(self.data_type.size() as u64)
     }
 
     /// The decoded size every chunk must have, `None` for variable-length types.
@@ -280,12 +296,13 @@ impl CodecChain {
         Ok(CodecChain { array_to_array, array_to_bytes, bytes_to_bytes, specs, bounds, unavailable })
     }
 
-    /// `Unavailable` when the chain holds a codec zarrdb cannot run.
+    /// `Unavailable` when the chain holds a codec zarrdb cannot run; `ChunkTooLarge` when a
+    /// decoded chunk would exceed [`MAX_CHUNK_BYTES`], before any buffer of that size exists.
     fn check_runnable(&self) -> Result<(), CodecError> {
-        match &self.unavailable {
-            Some(name) => Err(CodecError::Unavailable { name: name.clone() }),
-            None => Ok(()),
+        if let Some(name) = &self.unavailable {
+            return Err(CodecError::Unavailable { name: name.clone() });
         }
+        check_chunk_size(&self.specs[0])
     }
 
     fn bytes_spec(&self) -> &ChunkSpec {
