@@ -1,38 +1,18 @@
 """Files cross between Python and the Rust side: what zarr-python writes through ZarrdbStore opens
 in `zarrdb tree/check/cat`, and what `zarrdb import` writes opens in Python.
 
-The CLI binary is the one cargo built (scripts/test.sh sets ZARRDB_CLI to it; without it the
-newest target/{release,debug}/zarrdb is used)."""
+The CLI binary is found by zarrdb_cli.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
 import zarr
+from zarrdb_cli import run_cli
 
 from zarrdb import ZarrdbStore
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli() -> str:
-    if os.environ.get("ZARRDB_CLI"):
-        return os.environ["ZARRDB_CLI"]
-    built = [p for p in (REPO / "target/release/zarrdb", REPO / "target/debug/zarrdb") if p.exists()]
-    if not built:
-        pytest.fail("no zarrdb CLI binary: run `cargo build` first or set ZARRDB_CLI")
-    return str(max(built, key=lambda p: p.stat().st_mtime))
-
-
-def _run(*args: str) -> str:
-    result = subprocess.run([_cli(), *args], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
 
 
 def test_python_written_file_opens_in_the_cli(tmp_path: Path) -> None:
@@ -44,11 +24,11 @@ def test_python_written_file_opens_in_the_cli(tmp_path: Path) -> None:
     root.create_array("names", shape=(2,), dtype=str)[:] = ["α", "beta"]
     store.close()  # the CLI is another process: the file must not be held open
 
-    assert "grid" in _run("tree", str(path))
-    _run("check", str(path))
-    values = json.loads(_run("cat", str(path), "/grid/a", "--json"))
+    assert "grid" in run_cli("tree", str(path))
+    run_cli("check", str(path))
+    values = json.loads(run_cli("cat", str(path), "/grid/a", "--json"))
     assert values == [[-1, -1, -1], [0, 1, 2], [3, 4, 5], [6, 7, 8], [-1, -1, -1]]
-    assert json.loads(_run("cat", str(path), "/names", "--json")) == ["α", "beta"]
+    assert json.loads(run_cli("cat", str(path), "/names", "--json")) == ["α", "beta"]
 
 
 def test_cli_imported_file_opens_in_python(tmp_path: Path) -> None:
@@ -56,7 +36,7 @@ def test_cli_imported_file_opens_in_python(tmp_path: Path) -> None:
     group = zarr.open_group(zarr.storage.LocalStore(folder), mode="w")
     group.create_array("x", shape=(6,), chunks=(4,), dtype="float64")[:] = np.linspace(0, 1, 6)
     path = tmp_path / "imported.zarrdb"
-    _run("import", str(folder), str(path))
+    run_cli("import", str(folder), str(path))
 
     back = zarr.open_group(ZarrdbStore(path, read_only=True), mode="r")
     np.testing.assert_array_equal(back["x"][:], np.linspace(0, 1, 6))

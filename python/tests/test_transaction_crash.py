@@ -1,0 +1,143 @@
+"""SIGKILL a Python process inside ``with store.transaction()``, many times: the database holds
+every transaction whole or not at all, never loses an acknowledged one, and passes
+``zarrdb check``.
+
+The writer is ``crash_child.write_transactions`` in a child process (transaction n writes arrays
+a, b, c, an attribute and sometimes a new array, so a partial transaction makes them disagree).
+For each kill the parent picks a transaction (one of the next three) and a moment in it: right
+after one of the child's progress messages (begun, a written, b written, c written, all written)
+or a random delay after it began, within about one transaction's duration. Where the kill landed
+is read from the child's messages afterwards; the share that landed inside a transaction (after
+"begun", before "committed") is printed (`pytest -s`) and at least one must have.
+
+CI runs ZARRDB_CRASH_KILLS kills on redb (default 30) and half as many on LMDB; set it higher
+for a long campaign, and ZARRDB_CRASH_SEED to vary or replay the choices (default 15).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import random
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from crash_child import check_state, fork_server, initialise, write_transactions
+from zarrdb_cli import run_cli
+
+from zarrdb import ZarrdbStore
+
+FORK_SERVER = fork_server()
+KILLS = int(os.environ.get("ZARRDB_CRASH_KILLS", "30"))
+SEED = int(os.environ.get("ZARRDB_CRASH_SEED", "15"))
+# A child that sends nothing for this long fails the test.
+WATCHDOG_SECONDS = 60
+# Progress messages that mean "inside transaction n": begun and not yet acknowledged as committed.
+INSIDE = ("B", "a", "b", "c", "attr", "extra", "W")
+TRIGGERS = ("B", "a", "b", "c", "W", "delay")
+
+
+@dataclass
+class Kill:
+    """What one kill found."""
+
+    start: int  # the state the child started from
+    acknowledged: int  # the last transaction the child reported committed
+    last_message: tuple[str, int]  # the child's last progress message
+    found: int  # the transaction the database holds afterwards
+
+    @property
+    def inside(self) -> bool:
+        return self.last_message[0] in INSIDE
+
+
+def _kill_once(path: Path, backend: str, rng: random.Random, txn_seconds: list[float]) -> Kill:
+    receiver, sender = FORK_SERVER.Pipe(duplex=False)
+    child = FORK_SERVER.Process(
+        target=write_transactions, args=(sender, str(path), backend, False, 0), daemon=True
+    )
+    child.start()
+    sender.close()  # the child's end: once it dies, reading past its messages ends
+
+    def receive() -> tuple[str, int]:
+        if not receiver.poll(WATCHDOG_SECONDS):
+            raise AssertionError(f"the child sent nothing for {WATCHDOG_SECONDS} s")
+        message: tuple[str, int] = receiver.recv()
+        return message
+
+    try:
+        tag, start = receive()
+        assert tag == "S", f"the child did not start: {tag}"
+        target = start + 1 + rng.randrange(3)
+        trigger = rng.choice(TRIGGERS)
+        wanted = ("B" if trigger == "delay" else trigger, target)
+        messages: list[tuple[str, int]] = [("C", start)]
+        begun: dict[int, float] = {}
+        while messages[-1] != wanted:
+            tag, n = receive()
+            messages.append((tag, n))
+            if tag == "B":
+                begun[n] = time.monotonic()
+            elif tag == "C" and n in begun:
+                txn_seconds.append(time.monotonic() - begun[n])
+        if trigger == "delay":
+            # Within about one transaction (the mean of those timed so far), so most land inside.
+            mean = sum(txn_seconds) / len(txn_seconds) if txn_seconds else 0.02
+            time.sleep(rng.uniform(0, 1.2 * mean))
+        assert child.pid is not None
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(WATCHDOG_SECONDS)
+        assert child.exitcode == -signal.SIGKILL, f"the child ended otherwise: {child.exitcode}"
+        # What the child sent before it died (a message cut by the kill ends the reading).
+        with contextlib.suppress(EOFError):
+            while receiver.poll():
+                messages.append(receiver.recv())
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.kill()
+            child.join()
+    acknowledged = max(n for tag, n in messages if tag == "C")
+    store = ZarrdbStore(path, read_only=True, backend=backend)  # type: ignore[arg-type]
+    found = check_state(store)
+    store.close()
+    del store
+    gc.collect()  # the file's handle must go, or the next child finds it locked
+    return Kill(start, acknowledged, messages[-1], found)
+
+
+@pytest.mark.parametrize("backend, kills", [("redb", KILLS), ("lmdb", max(1, KILLS // 2))])
+def test_sigkill_inside_transactions(tmp_path: Path, backend: str, kills: int) -> None:
+    path = tmp_path / f"crash.{backend}"
+    store = ZarrdbStore(path, backend=backend)  # type: ignore[arg-type]
+    initialise(store)
+    store.close()
+    del store
+    gc.collect()
+
+    rng = random.Random(SEED)
+    txn_seconds: list[float] = []
+    results = []
+    for _ in range(kills):
+        kill = _kill_once(path, backend, rng, txn_seconds)
+        results.append(kill)
+        # Never less than acknowledged; more only when the kill came after every write of the
+        # next transaction (its commit may have finished before the "committed" message).
+        allowed = {kill.acknowledged}
+        if kill.last_message == ("W", kill.acknowledged + 1):
+            allowed.add(kill.acknowledged + 1)
+        assert kill.found in allowed, f"{kill}: the database holds transaction {kill.found}"
+        run_cli("check", str(path))
+
+    inside = sum(k.inside for k in results)
+    in_commit = sum(k.last_message[0] == "W" for k in results)
+    committed_anyway = sum(k.found > k.acknowledged for k in results)
+    print(
+        f"\n{backend}: {kills} kills, {inside} inside a transaction ({in_commit} after its last "
+        f"write, {committed_anyway} of those found committed), last transaction {results[-1].found}"
+    )
+    assert inside >= 1, "no kill landed inside a transaction: the test proved nothing"
