@@ -113,6 +113,10 @@ pub(crate) fn check_name(name: &str) -> Result<(), &'static str> {
         Err("a node name cannot consist of periods only")
     } else if name.starts_with("__") {
         Err("names starting with \"__\" are reserved")
+    } else if name == crate::metadata::METADATA_KEY {
+        // Its folder would be its parent's metadata key: `g/zarr.json` is both /g's document and
+        // the prefix of /g/zarr.json, which no directory or zip store can hold at once.
+        Err("a node cannot be named \"zarr.json\", its parent's metadata key")
     } else if name.contains('\\') || name.contains('\0') {
         // Not forbidden by the spec, but such names cannot be stored portably in directory and zip stores.
         Err("a node name cannot contain a backslash or NUL")
