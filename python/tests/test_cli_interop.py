@@ -6,9 +6,12 @@ The CLI binary is found by zarrdb_cli.py."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
+import xarray as xr
 import zarr
 from zarrdb_cli import run_cli
 
@@ -44,15 +47,11 @@ def test_cli_imported_file_opens_in_python(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_imported_consolidated_dataset_opens_consolidated(tmp_path: Path, zarr_format: int) -> None:
-    import warnings
-
-    import xarray as xr
-
     folder = tmp_path / "ds.zarr"
     ds = xr.Dataset({"v": (("t", "x"), np.arange(12.0).reshape(4, 3))}, coords={"t": np.arange(4)})
     ds.to_zarr(folder, consolidated=True, zarr_format=zarr_format)
     path = tmp_path / "ds.zarrdb"
-    _run("import", str(folder), str(path))
+    run_cli("import", str(folder), str(path))
     # The import keeps only the request; the Python store serves the metadata afresh, so xarray
     # reads it consolidated, without its fallback warning.
     with warnings.catch_warnings():

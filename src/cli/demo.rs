@@ -43,7 +43,7 @@ pub(crate) fn run(locator: Option<String>) -> CliResult {
         let file = std::env::temp_dir().join(format!("zarrdb-demo-{}.zarrdb", std::process::id()));
         format!("redb:{}", file.display())
     });
-    let (kind, path) = locator::parse(&locator);
+    let (kind, path) = locator::parse(&locator)?;
     let path = PathBuf::from(path);
     if path.exists() && (path.is_file() || std::fs::read_dir(&path)?.next().is_some()) {
         return Err(CliError(format!("demo: \"{}\" exists and is not empty", path.display())));

@@ -17,15 +17,24 @@ pub(crate) enum Kind {
     Database(Backend),
 }
 
-/// Split a locator into its kind and path, looking at the path when no scheme is given.
-pub(crate) fn parse(locator: &str) -> (Kind, &str) {
+/// Split a locator into its kind and path, looking at the path when no scheme is given. A
+/// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
+/// file name, so no command creates a database under a misspelled name.
+pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
     if let Some((scheme, path)) = locator.split_once(':') {
         match scheme {
-            "dir" => return (Kind::Directory, path),
-            "zip" => return (Kind::Zip, path),
-            "redb" => return (Kind::Database(Backend::Redb), path),
-            "lmdb" => return (Kind::Database(Backend::Lmdb), path),
-            "sled" => return (Kind::Database(Backend::Sled), path),
+            "dir" => return Ok((Kind::Directory, path)),
+            "zip" => return Ok((Kind::Zip, path)),
+            "redb" => return Ok((Kind::Database(Backend::Redb), path)),
+            "lmdb" => return Ok((Kind::Database(Backend::Lmdb), path)),
+            "sled" => return Ok((Kind::Database(Backend::Sled), path)),
+            // One letter is a Windows drive (`C:`), not a scheme.
+            _ if scheme.len() >= 2 && scheme.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+                return Err(CliError(format!(
+                    "unknown locator scheme \"{scheme}:\" in \"{locator}\": expected dir:, zip:, redb:, lmdb: or \
+                     sled: (write ./{locator} for a file whose name holds a colon)"
+                )))
+            }
             _ => {}
         }
     }
@@ -44,7 +53,7 @@ pub(crate) fn parse(locator: &str) -> (Kind, &str) {
     } else {
         Kind::Database(Backend::Redb)
     };
-    (kind, locator)
+    Ok((kind, locator))
 }
 
 /// An opened store, with the database it reads from kept open.
@@ -61,7 +70,7 @@ pub(crate) fn open(locator: &str) -> Result<Opened, CliError> {
 
 /// [`open`], verifying every page of a redb file first when `verify` (for `zarrdb check`).
 pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError> {
-    match parse(locator) {
+    match parse(locator)? {
         (Kind::Directory, path) => {
             let plain = Arc::new(DirectoryStore::open(path)?);
             Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })

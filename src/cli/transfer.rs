@@ -30,7 +30,7 @@ pub(crate) fn import(
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
-    let (Kind::Database(backend), path) = locator::parse(destination) else {
+    let (Kind::Database(backend), path) = locator::parse(destination)? else {
         return Err(CliError(format!(
             "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
         )));
@@ -61,7 +61,7 @@ pub(crate) fn import(
 }
 
 pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool) -> CliResult {
-    let (Kind::Database(backend), path) = locator::parse(source) else {
+    let (Kind::Database(backend), path) = locator::parse(source)? else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
     let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).open(path)?;

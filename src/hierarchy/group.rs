@@ -96,6 +96,5 @@ pub(crate) fn read_metadata(store: &dyn Store, path: &NodePath) -> Result<Option
 
 /// Whether any key lies below `path` (which makes it an implicit group when it has no zarr.json).
 pub(crate) fn has_descendants(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
-    let listing = store.list_dir(&path.key_prefix())?;
-    Ok(!listing.prefixes.is_empty() || !listing.keys.is_empty())
+    Ok(!store.list_dir(&path.key_prefix())?.is_empty())
 }

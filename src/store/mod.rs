@@ -87,6 +87,13 @@ pub struct DirListing {
     pub prefixes: Vec<String>,
 }
 
+impl DirListing {
+    /// Whether nothing lies under the prefix.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.prefixes.is_empty()
+    }
+}
+
 /// Reading values.
 pub trait ReadableStore: Send + Sync {
     /// The value under `key`, or `None` when absent.
