@@ -4,8 +4,8 @@
 use rayon::prelude::*;
 
 use super::Array;
-use crate::error::Error;
-use crate::metadata::METADATA_KEY;
+use crate::error::{CodecError, Error};
+use crate::metadata::{DataType, METADATA_KEY};
 
 /// What [`Array::check`] found.
 #[derive(Debug, Default)]
@@ -66,7 +66,11 @@ impl Array {
         report.chunks_checked = chunks.len() as u64;
         let failures: Vec<(String, Error)> = chunks
             .into_par_iter()
-            .filter_map(|(key, coords)| self.read_chunk(&coords).err().map(|e| (key, e)))
+            .filter_map(|(key, coords)| match self.read_chunk(&coords) {
+                Ok(Some(decoded)) => self.check_values(&key, &decoded).err().map(|e| (key, e)),
+                Ok(None) => None,
+                Err(e) => Some((key, e)),
+            })
             .collect();
         for (key, err) in failures {
             match err {
@@ -76,5 +80,23 @@ impl Array {
             }
         }
         Ok(report)
+    }
+
+    /// Values no writer produces: a bool is one byte, 0 or 1 (reads take any other byte as true,
+    /// as numpy does, but a stored 2 is damage or a foreign writer's bug, and `check` says so).
+    fn check_values(&self, key: &str, decoded: &[u8]) -> Result<(), Error> {
+        if self.metadata.data_type != DataType::Bool {
+            return Ok(());
+        }
+        match decoded.iter().position(|&b| b > 1) {
+            None => Ok(()),
+            Some(i) => Err(Error::Codec {
+                key: key.to_owned(),
+                source: CodecError::Corrupt {
+                    codec: "bytes",
+                    reason: format!("bool element {i} holds byte {:#04x}; a bool is 0 or 1", decoded[i]),
+                },
+            }),
+        }
     }
 }

@@ -42,9 +42,12 @@ fn array_fields(a: &Array, doc: &mut Map<String, Value>) -> Result<(), super::Cl
     let meta = a.metadata().to_json();
     let stored = a.stored_chunks()?;
     let metadata_bytes = a.store().size(&a.path().metadata_key())?.unwrap_or(0);
-    let nbytes: u128 = a.shape().iter().map(|&s| s as u128).product::<u128>() * a.data_type().size() as u128;
+    let element_size = a.data_type().size() as u64;
+    // Exact at any size (a number, or a decimal string past u64); the ratio needs only a float.
+    let nbytes = render::product(a.shape().iter().copied().chain([element_size]));
+    let nbytes_f64 = a.shape().iter().map(|&s| s as f64).product::<f64>() * element_size as f64;
     let nbytes_stored: u64 = stored.iter().map(|(_, size)| size).sum::<u64>() + metadata_bytes;
-    let chunks_total: u128 = a.metadata().grid_shape().iter().map(|&g| g as u128).product();
+    let chunks_total = render::product(a.metadata().grid_shape());
     doc.insert("shape".into(), a.shape().into());
     doc.insert("data_type".into(), meta["data_type"].clone());
     doc.insert("chunk_shape".into(), a.chunk_shape().into());
@@ -54,12 +57,12 @@ fn array_fields(a: &Array, doc: &mut Map<String, Value>) -> Result<(), super::Cl
     doc.insert("dimension_names".into(), meta.get("dimension_names").cloned().unwrap_or(Value::Null));
     // Variable-length items have no size without reading every chunk: not guessed.
     let vlen = a.data_type().is_variable_length();
-    doc.insert("nbytes".into(), if vlen { Value::Null } else { json!(nbytes as u64) });
+    doc.insert("nbytes".into(), if vlen { Value::Null } else { nbytes });
     doc.insert("nbytes_stored".into(), nbytes_stored.into());
-    let ratio = if nbytes_stored == 0 { 0.0 } else { nbytes as f64 / nbytes_stored as f64 };
+    let ratio = if nbytes_stored == 0 { 0.0 } else { nbytes_f64 / nbytes_stored as f64 };
     doc.insert("ratio".into(), if vlen { Value::Null } else { json!((ratio * 1000.0).round() / 1000.0) });
     doc.insert("chunks_initialized".into(), stored.len().into());
-    doc.insert("chunks_total".into(), json!(chunks_total as u64));
+    doc.insert("chunks_total".into(), chunks_total);
     Ok(())
 }
 

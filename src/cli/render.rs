@@ -9,6 +9,46 @@ pub(crate) fn shape(dims: &[u64]) -> String {
 }
 
 /// The codec names of an array, e.g. `bytes`.
+/// The product of `factors` as JSON: a number when it fits in a u64, else its exact decimal
+/// digits as a string (shapes of up to 2^64 - 1 per dimension multiply far past u128).
+pub(crate) fn product(factors: impl IntoIterator<Item = u64>) -> Value {
+    // Little-endian limbs of base 10^9: exact for any rank, with no overflow.
+    const BASE: u64 = 1_000_000_000;
+    let mut limbs: Vec<u64> = vec![1];
+    for factor in factors {
+        let (high, low) = (factor / BASE, factor % BASE);
+        // limbs * factor = limbs * low + (limbs * high) shifted one limb.
+        let mut out = vec![0u64; limbs.len() + 3];
+        for (shift, part) in [(0, low), (1, high)] {
+            let mut carry = 0u128;
+            for (i, &limb) in limbs.iter().enumerate() {
+                let v = out[i + shift] as u128 + limb as u128 * part as u128 + carry;
+                out[i + shift] = (v % BASE as u128) as u64;
+                carry = v / BASE as u128;
+            }
+            let mut i = limbs.len() + shift;
+            while carry > 0 {
+                let v = out[i] as u128 + carry;
+                out[i] = (v % BASE as u128) as u64;
+                carry = v / BASE as u128;
+                i += 1;
+            }
+        }
+        while out.len() > 1 && out.last() == Some(&0) {
+            out.pop();
+        }
+        limbs = out;
+    }
+    let mut digits = limbs.last().map_or_else(String::new, u64::to_string);
+    for limb in limbs.iter().rev().skip(1) {
+        digits.push_str(&format!("{limb:09}"));
+    }
+    match digits.parse::<u64>() {
+        Ok(n) => Value::from(n),
+        Err(_) => Value::String(digits),
+    }
+}
+
 pub(crate) fn codecs(array: &Array) -> String {
     array.metadata().codecs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
 }
@@ -105,9 +145,10 @@ fn civil(seconds: i128, fraction: i128, digits: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
     use zarrdb::TimeUnit;
 
-    use super::datetime;
+    use super::{datetime, product};
 
     #[test]
     fn datetimes_read_as_numpy_prints_them() {
@@ -121,5 +162,17 @@ mod tests {
         assert_eq!(d(i64::MIN, TimeUnit::Nanosecond, 1).unwrap(), "NaT");
         assert_eq!(datetime(i64::MAX, TimeUnit::Day, 1), serde_json::json!(i64::MAX), "beyond the calendar");
         assert_eq!(datetime(5, TimeUnit::Generic, 1), serde_json::json!(5));
+    }
+
+    #[test]
+    fn products_are_exact_at_any_size() {
+        assert_eq!(product([]), json!(1));
+        assert_eq!(product([3, 4, 0]), json!(0));
+        assert_eq!(product([u64::MAX, 1]), json!(u64::MAX));
+        assert_eq!(product([u64::MAX, 2]), json!("36893488147419103230"));
+        assert_eq!(product([1 << 32, 1 << 32]), json!("18446744073709551616"));
+        let cube = (u64::MAX as u128 * u64::MAX as u128).to_string();
+        assert_eq!(product([u64::MAX, u64::MAX]), json!(cube));
+        assert_eq!(product([1_000_000_000, 1_000_000_000, 7]), json!(7_000_000_000_000_000_000u64));
     }
 }

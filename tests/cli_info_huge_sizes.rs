@@ -1,0 +1,25 @@
+//! `zarrdb info` of an array whose sizes pass u64 (shape [2^64-1, 2^64-1]): exact decimal
+//! strings, not sizes truncated to 64 bits, and no overflow panic.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+#[test]
+fn sizes_beyond_u64_are_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({"zarr_format": 3, "node_type": "array", "shape": [u64::MAX, u64::MAX],
+        "data_type": "float64", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 1]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]});
+    std::fs::write(dir.path().join("zarr.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_zarrdb"))
+        .args(["info", dir.path().to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let elements = u64::MAX as u128 * u64::MAX as u128;
+    assert_eq!(info["chunks_total"], json!(elements.to_string()));
+    // 8 bytes each: past u128 too, still exact.
+    assert_eq!(info["nbytes"], json!("2722258935367507707411848954274792865800"));
+}
