@@ -405,7 +405,8 @@ pub enum OpenError {
         /// The backend asked for.
         requested: &'static str,
         /// What the file or folder holds: `"a redb database"`, `"an LMDB database"`,
-        /// `"a sled database"`, `"a directory"`, `"a zip archive"`, `"an unknown file"`.
+        /// `"a sled database"`, `"a directory"`, `"a zip archive"`, `"an SQLite database (...)"`,
+        /// `"an HDF5 file (...)"`, a netCDF, gzip, zstd or Parquet file, `"an unknown file"`.
         found: &'static str,
     },
     /// Another handle or process holds the database open exclusively.

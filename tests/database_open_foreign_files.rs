@@ -89,6 +89,24 @@ fn random_bytes_zip_archive_and_text_file() {
 }
 
 #[test]
+fn single_file_formats_are_named_by_their_magic_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("data.zarrdb", b"SQLite format 3\0\x10\x00", "an SQLite database"),
+        ("data.h5", b"\x89HDF\r\n\x1a\n\0\0\0\0", "an HDF5 file"),
+        ("data.nc", b"CDF\x01\0\0\0\x0a", "a netCDF classic file"),
+        ("data.gz", b"\x1f\x8b\x08\0", "a gzip file"),
+    ];
+    for (name, head, what) in cases {
+        let path = dir.path().join(name);
+        fs::write(&path, [head, &noise(4096, 7)[..]].concat()).unwrap();
+        assert_refused(&path, &["WrongBackend"], &[]);
+        let err = Database::open(&path).unwrap_err();
+        assert!(err.to_string().contains(what), "{name}: {err}");
+    }
+}
+
+#[test]
 fn ordinary_folder_with_files() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("photos");

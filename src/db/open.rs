@@ -48,15 +48,32 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
             Found::Other("a directory")
         });
     }
-    let mut head = [0u8; 9];
+    let mut head = [0u8; 16];
     let mut file = std::fs::File::open(path).map_err(io)?;
     let n = read_up_to(&mut file, &mut head).map_err(io)?;
     Ok(match &head[..n] {
         [] => Found::Nothing,
-        REDB_MAGIC => Found::Database(Backend::Redb),
-        [b'P', b'K', ..] => Found::Other("a zip archive"),
-        _ => Found::Other("an unknown file"),
+        head if head.starts_with(REDB_MAGIC) => Found::Database(Backend::Redb),
+        head => Found::Other(foreign(head)),
     })
+}
+
+/// What a file that is no redb database holds, by its magic bytes, for the error message: users
+/// reach for zarrdb with the single-file formats it replaces (zarr-sqlite's `.zarrdb` files are
+/// SQLite, HDF5 and netCDF files hold the same kind of data).
+fn foreign(head: &[u8]) -> &'static str {
+    const KNOWN: [(&[u8], &str); 9] = [
+        (b"SQLite format 3\0", "an SQLite database (zarr-sqlite's files are SQLite)"),
+        (b"\x89HDF\r\n\x1a\n", "an HDF5 file (netCDF-4 files are HDF5)"),
+        (b"CDF\x01", "a netCDF classic file"),
+        (b"CDF\x02", "a netCDF 64-bit offset file"),
+        (b"CDF\x05", "a netCDF 64-bit data file"),
+        (b"PK", "a zip archive"),
+        (b"\x1f\x8b", "a gzip file"),
+        (b"\x28\xb5\x2f\xfd", "a zstd file"),
+        (b"PAR1", "a Parquet file"),
+    ];
+    KNOWN.iter().find(|(magic, _)| head.starts_with(magic)).map_or("an unknown file", |(_, what)| what)
 }
 
 fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
