@@ -85,6 +85,18 @@ pub enum StoreError {
         /// Why it is refused.
         reason: &'static str,
     },
+    /// A directory store key whose path passes through a symbolic link: a linked folder, or a
+    /// link to something other than a file inside the store's folder. Following it could read,
+    /// write or delete outside the store.
+    #[error("key \"{key}\": \"{link}\" is a symbolic link {reason}; a directory store does not follow it")]
+    Symlink {
+        /// The key.
+        key: String,
+        /// The link on the key's path.
+        link: String,
+        /// What makes it unsafe to follow.
+        reason: &'static str,
+    },
     /// The store does not support this operation (see its capabilities).
     #[error("store \"{store}\" does not support {operation}")]
     Unsupported {

@@ -20,9 +20,17 @@ const TEMP_PREFIX: &str = ".zarrdb-tmp-";
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A Zarr hierarchy in a folder of the local file system.
+///
+/// Symbolic links: the folders on a key's path must be real folders, never links, and a key's
+/// own file may be a link only to a file inside the store's folder (read like that file; writing
+/// or erasing the key replaces or removes the link, never its target). Anything else is refused
+/// with `StoreError::Symlink`, and listings leave such links out, so no operation reads, writes or
+/// deletes outside the folder (the import reader, `transfer/source.rs`, applies the same rules).
 #[derive(Debug)]
 pub struct DirectoryStore {
     root: PathBuf,
+    /// The root with every link resolved: where a linked file's target must lie.
+    canonical_root: PathBuf,
 }
 
 fn io_err<'k>(operation: &'static str, key: &'k str) -> impl FnOnce(io::Error) -> StoreError + 'k {
@@ -40,7 +48,12 @@ impl DirectoryStore {
     pub fn open(root: impl AsRef<Path>) -> Result<DirectoryStore, StoreError> {
         let root = root.as_ref();
         match fs::metadata(root) {
-            Ok(meta) if meta.is_dir() => Ok(DirectoryStore { root: root.to_path_buf() }),
+            Ok(meta) if meta.is_dir() => {
+                let canonical_root = root
+                    .canonicalize()
+                    .map_err(|e| StoreError::Open { location: root.display().to_string(), reason: e.to_string() })?;
+                Ok(DirectoryStore { root: root.to_path_buf(), canonical_root })
+            }
             Ok(_) => Err(StoreError::Open { location: root.display().to_string(), reason: "not a directory".into() }),
             Err(e) => Err(StoreError::Open { location: root.display().to_string(), reason: e.to_string() }),
         }
@@ -59,9 +72,51 @@ impl DirectoryStore {
         &self.root
     }
 
+    /// The file of `key`, after checking that no folder on its way is a link.
     fn path(&self, key: &str) -> Result<PathBuf, StoreError> {
         validate_key(key)?;
+        let mut dir = self.root.clone();
+        let mut names = key.split('/').peekable();
+        while let Some(name) = names.next() {
+            if names.peek().is_none() {
+                return Ok(dir.join(name));
+            }
+            dir.push(name);
+            match fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(self.symlink(key, &dir, "to a folder on the key's path"))
+                }
+                Ok(_) => {}
+                // Nothing further down exists, so no link either.
+                Err(_) => return Ok(self.root.join(key)),
+            }
+        }
         Ok(self.root.join(key))
+    }
+
+    /// The file to read for `key`: its path, or a linked file's target inside the root.
+    fn read_path(&self, key: &str) -> Result<PathBuf, StoreError> {
+        let path = self.path(key)?;
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => self.linked_file(key, &path),
+            _ => Ok(path),
+        }
+    }
+
+    /// The target of the link `link` (the file of `key`) when it is a file inside the root.
+    fn linked_file(&self, key: &str, link: &Path) -> Result<PathBuf, StoreError> {
+        let target = link.canonicalize().map_err(|_| self.symlink(key, link, "whose target does not exist"))?;
+        if !target.starts_with(&self.canonical_root) {
+            return Err(self.symlink(key, link, "pointing outside the store's folder"));
+        }
+        if !target.is_file() {
+            return Err(self.symlink(key, link, "to a folder"));
+        }
+        Ok(target)
+    }
+
+    fn symlink(&self, key: &str, link: &Path, reason: &'static str) -> StoreError {
+        StoreError::Symlink { key: key.to_owned(), link: link.display().to_string(), reason }
     }
 
     /// Remove now-empty folders from `dir` up to (not including) the root, so that erasing the
@@ -96,7 +151,7 @@ impl DirectoryStore {
             let ty = entry.file_type().map_err(io_err("list", &key))?;
             if ty.is_dir() {
                 self.walk(&entry.path(), &format!("{key}/"), out)?;
-            } else if ty.is_file() {
+            } else if ty.is_file() || (ty.is_symlink() && self.linked_file(&key, &entry.path()).is_ok()) {
                 out.push(key);
             }
         }
@@ -122,7 +177,7 @@ fn holds_a_file(dir: &Path) -> io::Result<bool> {
 
 impl ReadableStore for DirectoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let path = self.path(key)?;
+        let path = self.read_path(key)?;
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory) => {
@@ -136,7 +191,7 @@ impl ReadableStore for DirectoryStore {
         requests
             .iter()
             .map(|(key, range)| {
-                let path = self.path(key)?;
+                let path = self.read_path(key)?;
                 let mut file = match fs::File::open(&path) {
                     Ok(file) => file,
                     Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(None),
@@ -157,7 +212,7 @@ impl ReadableStore for DirectoryStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        let path = self.path(key)?;
+        let path = self.read_path(key)?;
         match fs::metadata(&path) {
             Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
             Ok(_) => Ok(None),
@@ -277,7 +332,7 @@ impl ListableStore for DirectoryStore {
                 continue;
             }
             let ty = entry.file_type().map_err(io_err("list_dir", prefix))?;
-            if ty.is_file() {
+            if ty.is_file() || (ty.is_symlink() && self.linked_file(&name, &entry.path()).is_ok()) {
                 listing.keys.push(name);
             } else if ty.is_dir() {
                 // A prefix exists only while it holds a key; skip folders left empty.
