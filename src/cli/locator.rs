@@ -80,7 +80,8 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
             Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
         }
         (Kind::Database(backend), path) => {
-            let database = Database::builder().backend(backend).verify_on_open(verify).open(path)?;
+            // Read-only: inspecting a database never changes its files (and works on read-only media).
+            let database = Database::builder().backend(backend).verify_on_open(verify).read_only(true).open(path)?;
             let store = database.begin_read()?.store();
             Ok(Opened { store, _database: Some(database) })
         }

@@ -64,7 +64,7 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
     let (Kind::Database(backend), path) = locator::parse(source)? else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
-    let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).open(path)?;
+    let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).read_only(true).open(path)?;
     let bar = progress_bar();
     let mut options = ExportOptions::default().node(node).consolidated(consolidated);
     if let Some(bar) = bar.clone() {

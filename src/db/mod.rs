@@ -99,6 +99,7 @@ pub struct DatabaseBuilder {
     redb_cache_size: Option<usize>,
     verify_on_open: bool,
     redb_multi_writer: bool,
+    read_only: bool,
 }
 
 impl Default for DatabaseBuilder {
@@ -110,6 +111,7 @@ impl Default for DatabaseBuilder {
             redb_cache_size: None,
             verify_on_open: false,
             redb_multi_writer: false,
+            read_only: false,
         }
     }
 }
@@ -156,6 +158,31 @@ impl DatabaseBuilder {
     /// LMDB always lets several processes write; sled never does.
     pub fn redb_multi_writer(&mut self, multi_writer: bool) -> &mut Self {
         self.redb_multi_writer = multi_writer;
+        self
+    }
+
+    /// Open the database without ever writing its files: reads, snapshots and exports work,
+    /// every write is refused ([`crate::StoreError::Unsupported`]), and nothing is created
+    /// ([`crate::OpenError::NotFound`] when nothing is there, from `create` too). It works on
+    /// read-only media and files without write permission, and leaves the files byte-identical:
+    /// redb's recovery or integrity check (`verify_on_open`) runs on pages kept in memory; LMDB
+    /// opens with `MDB_RDONLY` (it still notes its readers in `lock.mdb`, a coordination file,
+    /// except on read-only media); sled has no read-only mode and opens as usual.
+    ///
+    /// ```
+    /// use zarrdb::{Database, Group};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("ro.zarrdb");
+    /// Group::create(Database::create(&path)?.store(), "/", Default::default())?;
+    /// let before = std::fs::read(&path).unwrap();
+    /// let db = Database::builder().read_only(true).open(&path)?;
+    /// assert!(Group::create(db.store(), "/g", Default::default()).is_err());
+    /// drop(db);
+    /// assert_eq!(std::fs::read(&path).unwrap(), before);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn read_only(&mut self, read_only: bool) -> &mut Self {
+        self.read_only = read_only;
         self
     }
 

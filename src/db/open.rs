@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{Backend, DatabaseBuilder, Durability, RESERVED_PREFIX};
 use crate::error::{Error, OpenError};
 use crate::store::kv::{KvEngine, WriteBatch};
-use crate::store::{LmdbEngine, RedbEngine, SledEngine};
+use crate::store::{LmdbEngine, RedbEngine, RedbOptions, SledEngine};
 
 /// The format this build writes and reads, stored under `__zarrdb/format`.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -90,7 +90,7 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
 pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Arc<dyn KvEngine>, Error> {
     let display = path.display().to_string();
     match sniff(path)? {
-        Found::Nothing if !create => return Err(OpenError::NotFound { path: display }.into()),
+        Found::Nothing if !create || options.read_only => return Err(OpenError::NotFound { path: display }.into()),
         Found::Database(found) if found != options.backend => {
             return Err(OpenError::WrongBackend {
                 path: display,
@@ -109,19 +109,24 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         Backend::Redb => Arc::new(RedbEngine::open(
             path,
             create,
-            options.redb_cache_size,
-            options.verify_on_open,
-            options.redb_multi_writer,
+            RedbOptions {
+                cache_size: options.redb_cache_size,
+                verify: options.verify_on_open,
+                multi_writer: options.redb_multi_writer,
+                read_only: options.read_only,
+            },
         )?),
-        Backend::Lmdb => Arc::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size)?),
-        Backend::Sled => Arc::new(SledEngine::open(path)?),
+        Backend::Lmdb => {
+            Arc::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size, options.read_only)?)
+        }
+        Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
     };
-    check_format(engine.as_ref(), &display)?;
+    check_format(engine.as_ref(), &display, options.read_only)?;
     Ok(engine)
 }
 
 /// Read the format marker, or write it into a database that has none yet.
-fn check_format(engine: &dyn KvEngine, path: &str) -> Result<(), Error> {
+fn check_format(engine: &dyn KvEngine, path: &str, read_only: bool) -> Result<(), Error> {
     let key = format!("{RESERVED_PREFIX}format");
     let expected = format!("{{\"zarrdb_format\":{FORMAT_VERSION}}}");
     match engine.snapshot()?.get(&key)? {
@@ -133,6 +138,8 @@ fn check_format(engine: &dyn KvEngine, path: &str) -> Result<(), Error> {
             supported: FORMAT_VERSION,
         }
         .into()),
+        // A read-only handle writes nothing; a database without the marker holds no data yet.
+        None if read_only => Ok(()),
         None => {
             let mut batch = WriteBatch::default();
             batch.puts.insert(key, Some(expected.into_bytes()));

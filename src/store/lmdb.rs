@@ -34,12 +34,20 @@ pub(crate) struct LmdbEngine {
     /// Snapshots and write transactions hold it shared; growing the map holds it exclusively,
     /// since LMDB may only remap when no transaction of this process is active.
     remap: Arc<RwLock<()>>,
+    /// Opened read-only (`MDB_RDONLY`): `data.mdb` is never written, and commits are refused.
+    read_only: bool,
 }
 
 impl LmdbEngine {
-    pub fn open(path: &Path, create: bool, durable: bool, map_size: Option<usize>) -> Result<LmdbEngine, OpenError> {
+    pub fn open(
+        path: &Path,
+        create: bool,
+        durable: bool,
+        map_size: Option<usize>,
+        read_only: bool,
+    ) -> Result<LmdbEngine, OpenError> {
         let display = path.display().to_string();
-        if create {
+        if create && !read_only {
             std::fs::create_dir_all(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
         }
         let mut options = EnvOpenOptions::new().read_txn_without_tls();
@@ -53,11 +61,50 @@ impl LmdbEngine {
         // SAFETY: the map is only modified through LMDB, which locks between processes; zarrdb
         // never opens the file by other means, and remapping waits for every transaction of this
         // process (`remap`).
-        let env = unsafe { options.open(path) }.map_err(|e| open_error(&display, e))?;
-        let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
-        let db: Db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
-        wtxn.commit().map_err(|e| open_error(&display, e))?;
-        Ok(LmdbEngine { env, db, remap: Arc::new(RwLock::new(())) })
+        if read_only {
+            // SAFETY: as above; MDB_RDONLY only takes away writes. LMDB still records its readers
+            // in lock.mdb (a coordination file, not data), except on read-only media, where it
+            // uses no locks.
+            unsafe { options.flags(EnvFlags::READ_ONLY) };
+        }
+        let env = match unsafe { options.open(path) } {
+            // Without write permission on lock.mdb LMDB cannot record its reader (it copes with
+            // read-only media, not with a file it may not write). Opened without locks, a read
+            // stays correct unless another process writes meanwhile; one that may not write the
+            // lock file cannot be such a writer, but its owner can (docs/format.md).
+            Err(heed::Error::Io(e)) if read_only && e.kind() == std::io::ErrorKind::PermissionDenied => {
+                // SAFETY: as above, and see the comment on the match.
+                unsafe { options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK) };
+                unsafe { options.open(path) }
+            }
+            other => other,
+        }
+        .map_err(|e| open_error(&display, e))?;
+        let db: Db = if read_only {
+            // The unnamed database always exists; opening it needs no write transaction.
+            let rtxn = env.read_txn().map_err(|e| open_error(&display, e))?;
+            let db = env.open_database(&rtxn, None).map_err(|e| open_error(&display, e))?;
+            rtxn.commit().map_err(|e| open_error(&display, e))?;
+            db.ok_or_else(|| OpenError::Corrupted {
+                path: display.clone(),
+                backend: NAME,
+                source: "the unnamed database is missing".into(),
+            })?
+        } else {
+            let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
+            let db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
+            wtxn.commit().map_err(|e| open_error(&display, e))?;
+            db
+        };
+        Ok(LmdbEngine { env, db, remap: Arc::new(RwLock::new(())), read_only })
+    }
+
+    /// `Unsupported` for a write on a read-only handle.
+    fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
+        match self.read_only {
+            true => Err(StoreError::Unsupported { store: "read-only database", operation }),
+            false => Ok(()),
+        }
     }
 
     fn apply(&self, txn: &mut RwTxn<'_>, batch: &WriteBatch) -> Result<(), heed::Error> {
@@ -137,6 +184,7 @@ impl KvEngine for LmdbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
+        self.writable("commit")?;
         self.check_keys(&batch)?;
         loop {
             match self.try_commit(&batch) {
@@ -156,6 +204,7 @@ impl KvEngine for LmdbEngine {
     }
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        self.writable("a write transaction")?;
         let remap = self.remap.read_arc_recursive();
         let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
         // SAFETY: the transaction borrows `self.env`, which lives inside the `Arc<LmdbEngine>`
@@ -166,6 +215,7 @@ impl KvEngine for LmdbEngine {
     }
 
     fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
+        self.writable("an import")?;
         self.reserve(expected_bytes)?;
         let remap = self.remap.read_arc_recursive();
         let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;

@@ -18,7 +18,7 @@ pub use zip::ZipStore;
 
 pub(crate) use key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
-pub(crate) use redb::RedbEngine;
+pub(crate) use redb::{RedbEngine, RedbOptions};
 pub(crate) use sled::SledEngine;
 
 use std::sync::Arc;

@@ -28,16 +28,18 @@ const RELOCK_WAIT: Duration = Duration::from_secs(2);
 pub(crate) struct SledEngine {
     db: sled::Db,
     last_flush: Mutex<Instant>,
+    /// Commits are refused (sled itself has no read-only mode, so its files may still change).
+    read_only: bool,
 }
 
 impl SledEngine {
-    pub fn open(path: &Path) -> Result<SledEngine, OpenError> {
+    pub fn open(path: &Path, read_only: bool) -> Result<SledEngine, OpenError> {
         // sled's background threads hold the database, and its file lock, for a moment after the
         // last handle is dropped; a reopen right after a close waits that moment out.
         let deadline = Instant::now() + RELOCK_WAIT;
         loop {
             match sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e)) {
-                Ok(db) => return Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()) }),
+                Ok(db) => return Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()), read_only }),
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
                 }
@@ -49,8 +51,11 @@ impl SledEngine {
 
 impl Drop for SledEngine {
     fn drop(&mut self) {
-        // Fast-mode commits since the last flush; an error here has no caller to go to.
-        let _ = self.db.flush();
+        // Fast-mode commits since the last flush; an error here has no caller to go to. A
+        // read-only handle committed nothing, and flushing would rewrite sled's files.
+        if !self.read_only {
+            let _ = self.db.flush();
+        }
     }
 }
 
@@ -60,6 +65,9 @@ impl KvEngine for SledEngine {
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::Unsupported { store: "read-only database", operation: "commit" });
+        }
         let mut ops = sled::Batch::default();
         for prefix in &batch.erased_prefixes {
             for key in self.db.scan_prefix(prefix.as_bytes()).keys() {

@@ -6,6 +6,7 @@
 //! durable by the next durable commit, or when the database closes).
 
 mod layout;
+mod overlay;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,27 +37,39 @@ pub(crate) struct RedbEngine {
     last_sync: Mutex<Instant>,
     /// Opened in redb's multi-writer mode: other processes write too.
     multi_writer: bool,
+    /// Opened read-only: the file is never written (`overlay.rs`), and commits are refused.
+    read_only: bool,
+}
+
+/// How a redb file is opened.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RedbOptions {
+    pub cache_size: Option<usize>,
+    /// Verify every page on open (redb's integrity check).
+    pub verify: bool,
+    pub multi_writer: bool,
+    pub read_only: bool,
 }
 
 impl RedbEngine {
-    pub fn open(
-        path: &Path,
-        create: bool,
-        cache_size: Option<usize>,
-        verify: bool,
-        multi_writer: bool,
-    ) -> Result<RedbEngine, OpenError> {
+    pub fn open(path: &Path, create: bool, options: RedbOptions) -> Result<RedbEngine, OpenError> {
         let mut builder = redb::Builder::new();
-        if multi_writer {
+        if options.multi_writer && !options.read_only {
             builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
         }
-        if let Some(bytes) = cache_size {
+        if let Some(bytes) = options.cache_size {
             builder.set_cache_size(bytes);
         }
-        builder.set_check_integrity_on_open(verify);
+        builder.set_check_integrity_on_open(options.verify);
         // redb may panic on a damaged file instead of failing; that is a damaged file too.
         let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            if create {
+            if options.read_only {
+                // Recovery, an integrity check and closing all write; here they write to memory.
+                let file = std::fs::File::open(path).map_err(|e| redb::DatabaseError::Storage(e.into()))?;
+                let overlay =
+                    overlay::ReadOnlyOverlay::new(file).map_err(|e| redb::DatabaseError::Storage(e.into()))?;
+                builder.create_with_backend(overlay)
+            } else if create {
                 builder.create(path)
             } else {
                 builder.open(path)
@@ -68,7 +81,21 @@ impl RedbEngine {
             source: "redb panicked while opening the file".into(),
         })?;
         let db = opened.map_err(|e| open_error(path, e))?;
-        Ok(RedbEngine { db, unsynced: AtomicBool::new(false), last_sync: Mutex::new(Instant::now()), multi_writer })
+        Ok(RedbEngine {
+            db,
+            unsynced: AtomicBool::new(false),
+            last_sync: Mutex::new(Instant::now()),
+            multi_writer: options.multi_writer && !options.read_only,
+            read_only: options.read_only,
+        })
+    }
+
+    /// `Unsupported` for a write on a read-only handle.
+    fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
+        match self.read_only {
+            true => Err(StoreError::Unsupported { store: "read-only database", operation }),
+            false => Ok(()),
+        }
     }
 
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
@@ -177,6 +204,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut last_sync = self.last_sync.lock();
         // Another process sees only what reached the file, so multi-writer commits are durable.
@@ -198,6 +226,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        self.writable("a write transaction")?;
         if !self.multi_writer {
             return Ok(None);
         }
@@ -208,6 +237,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
+        self.writable("an import")?;
         // redb flushes dirty pages beyond half its cache to the file before commit (they are not
         // reachable from the committed root until then), so a long transaction stays bounded.
         let txn =
