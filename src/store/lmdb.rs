@@ -67,6 +67,16 @@ impl LmdbEngine {
             // uses no locks.
             unsafe { options.flags(EnvFlags::READ_ONLY) };
         }
+        // LMDB takes an empty data.mdb for a new environment and initialises it: for an open of
+        // an existing database that would hide a file emptied by damage behind an empty database.
+        let data = path.join("data.mdb");
+        if !create && std::fs::metadata(&data).is_ok_and(|m| m.len() == 0) {
+            return Err(OpenError::Corrupted {
+                path: display,
+                backend: NAME,
+                source: "data.mdb is empty (cut short to nothing)".into(),
+            });
+        }
         let env = match unsafe { options.open(path) } {
             // Without write permission on lock.mdb LMDB cannot record its reader (it copes with
             // read-only media, not with a file it may not write). Opened without locks, a read
@@ -80,6 +90,7 @@ impl LmdbEngine {
             other => other,
         }
         .map_err(|e| open_error(&display, e))?;
+        check_length(&env, path)?;
         let db: Db = if read_only {
             // The unnamed database always exists; opening it needs no write transaction.
             let rtxn = env.read_txn().map_err(|e| open_error(&display, e))?;
@@ -173,6 +184,25 @@ impl LmdbEngine {
         // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
         unsafe { self.env.resize(size.saturating_mul(2)) }.map_err(lmdb_error("grow map", ""))
     }
+}
+
+/// Refuse a `data.mdb` shorter than the pages its meta page says are in use. LMDB maps the file
+/// and trusts the meta page: reading a page past the end of a file cut short (a partial copy, a
+/// full disk) is a SIGBUS that kills the process, so the length is checked before any read.
+fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenError> {
+    let data = path.join("data.mdb");
+    let len =
+        std::fs::metadata(&data).map_err(|source| OpenError::Io { path: data.display().to_string(), source })?.len();
+    let pages = (env.info().last_page_number as u64).saturating_add(1);
+    let needed = pages.saturating_mul(u64::from(env.stat().page_size));
+    if len < needed {
+        return Err(OpenError::Corrupted {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: format!("data.mdb is cut short: {len} bytes, but its pages in use end at byte {needed}").into(),
+        });
+    }
+    Ok(())
 }
 
 impl KvEngine for LmdbEngine {
