@@ -37,16 +37,37 @@ impl SledEngine {
         // sled's background threads hold the database, and its file lock, for a moment after the
         // last handle is dropped; a reopen right after a close waits that moment out.
         let deadline = Instant::now() + RELOCK_WAIT;
+        let mut cleared = false;
         loop {
             match sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e)) {
                 Ok(db) => return Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()), read_only }),
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
                 }
+                // Only after sled refused the folder (so no live process holds it, or the error
+                // would be `Locked`), and once.
+                Err(OpenError::Corrupted { .. }) if !cleared && remove_empty_snapshot_drafts(path) => cleared = true,
                 Err(e) => return Err(e),
             }
         }
     }
+}
+
+/// Remove the empty `snap.<lsn>.generating` files a crash can leave: sled writes a snapshot
+/// under that name and renames it when complete, so such a file is an unfinished draft, not part
+/// of the database, yet sled refuses to open a folder holding an empty one. Returns whether any
+/// was removed.
+fn remove_empty_snapshot_drafts(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else { return false };
+    let mut removed = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let draft = name.to_str().is_some_and(|n| n.starts_with("snap.") && n.ends_with(".generating"));
+        if draft && entry.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
+            removed |= std::fs::remove_file(entry.path()).is_ok();
+        }
+    }
+    removed
 }
 
 impl Drop for SledEngine {
