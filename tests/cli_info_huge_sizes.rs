@@ -23,3 +23,29 @@ fn sizes_beyond_u64_are_exact() {
     // 8 bytes each: past u128 too, still exact.
     assert_eq!(info["nbytes"], json!("2722258935367507707411848954274792865800"));
 }
+
+/// `cat` of an array far larger than memory: `--json` is refused with a message, not an
+/// allocation the OOM killer ends; `--raw` streams the region in slabs.
+#[test]
+fn cat_of_huge_arrays_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({"zarr_format": 3, "node_type": "array", "shape": [1u64 << 40, 4],
+        "data_type": "uint8", "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1 << 20, 4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 7, "codecs": [{"name": "bytes"}]});
+    std::fs::write(dir.path().join("zarr.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+    let store = dir.path().to_str().unwrap();
+    let cat = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(["cat", store, "/"]).args(args).output().unwrap()
+    };
+
+    let out = cat(&["--json"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("too many to print as JSON"));
+
+    // 200 MiB of fill value through a pipe, in 64 MiB slabs.
+    let rows = (200u64 << 20) / 4;
+    let out = cat(&["--raw", "--region", &format!("5:{}", 5 + rows)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout.len() as u64, rows * 4);
+    assert!(out.stdout.iter().all(|&b| b == 7));
+}

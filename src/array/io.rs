@@ -65,12 +65,13 @@ impl Array {
             }
             .into());
         }
-        let elements: u128 = shape.iter().map(|&s| s as u128).product();
-        let bytes = elements * self.data_type().size() as u128;
-        usize::try_from(bytes)
-            .ok()
+        // Checked: a region of rank 3 or more can hold more than u128::MAX elements.
+        let elements = shape.iter().try_fold(1u128, |n, &s| n.checked_mul(s as u128));
+        let bytes = elements.and_then(|n| n.checked_mul(self.data_type().size() as u128));
+        bytes
+            .and_then(|b| usize::try_from(b).ok())
             .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| ArrayError::TooLarge { array: array(), elements }.into())
+            .ok_or_else(|| ArrayError::TooLarge { array: array(), elements: elements.unwrap_or(u128::MAX) }.into())
     }
 
     /// Every chunk the region touches, with the touched box.

@@ -21,8 +21,20 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool,
     }
     let mut out = std::io::stdout().lock();
     if raw {
-        out.write_all(&array.read_region_bytes(&offset, &shape)?)?;
+        // In slabs of bounded size, so memory does not grow with the region.
+        for_each_slab(&offset, &shape, data_type.size() as u64, RAW_SLAB_BYTES, |o, s| -> CliResult {
+            out.write_all(&array.read_region_bytes(o, s)?)?;
+            Ok(())
+        })?;
     } else {
+        let elements = shape.iter().try_fold(1u64, |n, &s| n.checked_mul(s));
+        if elements.is_none_or(|n| n > MAX_JSON_ELEMENTS) {
+            return Err(CliError(format!(
+                "{}: the region holds more than {MAX_JSON_ELEMENTS} elements, too many to print as JSON; \
+                 choose a smaller --region, or use --raw (streamed)",
+                array.path()
+            )));
+        }
         let elements: Vec<Value> = match data_type {
             DataType::String => array.read_items::<String>(&offset, &shape)?.into_iter().map(Value::from).collect(),
             DataType::Bytes => {
@@ -44,6 +56,69 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, as_json: bool,
     }
     out.flush()?;
     Ok(())
+}
+
+/// `--raw` reads and writes the region in pieces of at most this many bytes.
+const RAW_SLAB_BYTES: u64 = 64 << 20;
+
+/// JSON output holds the whole region as values in memory: beyond this many, it is refused.
+const MAX_JSON_ELEMENTS: u64 = 1 << 24;
+
+/// Call `each` with the box `offset`/`shape` cut into sub-boxes of at most `limit` bytes (at least
+/// one element each), in an order whose bytes, concatenated, are the box's bytes in C order:
+/// single indices on the outer dimensions, runs along the first dimension whose inner part fits.
+/// Nothing is collected, so a region of any size is walked in constant memory.
+fn for_each_slab<E>(
+    offset: &[u64],
+    shape: &[u64],
+    element: u64,
+    limit: u64,
+    mut each: impl FnMut(&[u64], &[u64]) -> Result<(), E>,
+) -> Result<(), E> {
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    // The first dimension d whose inner part (dimensions from d on) fits in the limit.
+    let mut inner = element;
+    let mut d = shape.len();
+    while d > 0 && inner.saturating_mul(shape[d - 1]) <= limit {
+        d -= 1;
+        inner *= shape[d];
+    }
+    if d == 0 {
+        return each(offset, shape);
+    }
+    // Dimension `cut` is walked in runs of `run` indices; the ones before it one index at a time.
+    let cut = d - 1;
+    let run = (limit / inner).max(1);
+    let mut index: Vec<u64> = vec![0; cut];
+    let (mut o, mut s) = (offset.to_vec(), shape.to_vec());
+    s[..cut].fill(1);
+    loop {
+        for k in 0..cut {
+            o[k] = offset[k] + index[k];
+        }
+        let mut start = 0;
+        while start < shape[cut] {
+            s[cut] = run.min(shape[cut] - start);
+            o[cut] = offset[cut] + start;
+            each(&o, &s)?;
+            start += s[cut];
+        }
+        // The next index of the outer dimensions, in C order.
+        let mut k = cut;
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
 }
 
 /// A parsed `--region`: a box, and which of its dimensions JSON output keeps.
@@ -116,7 +191,51 @@ fn nest(elements: &[Value], dims: &[u64]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_region, Selection};
+    use super::{for_each_slab, parse_region, Selection};
+
+    /// The slabs of a box, as (offset, shape) pairs.
+    fn slabs(offset: &[u64], shape: &[u64], limit: u64) -> Vec<(Vec<u64>, Vec<u64>)> {
+        let mut out = Vec::new();
+        for_each_slab(offset, shape, 1, limit, |o, s| -> Result<(), ()> {
+            out.push((o.to_vec(), s.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn slabs_cover_the_box_in_c_order() {
+        assert_eq!(slabs(&[1, 2], &[3, 4], 100), [(vec![1, 2], vec![3, 4])]);
+        assert_eq!(slabs(&[0, 0], &[3, 4], 8), [(vec![0, 0], vec![2, 4]), (vec![2, 0], vec![1, 4])]);
+        let rows = slabs(&[5, 1], &[2, 5], 2);
+        let expected = [(5, 1, 2), (5, 3, 2), (5, 5, 1), (6, 1, 2), (6, 3, 2), (6, 5, 1)];
+        let expected: Vec<_> = expected.iter().map(|&(r, c, n)| (vec![r, c], vec![1, n])).collect();
+        assert_eq!(rows, expected);
+        assert!(slabs(&[0, 0], &[0, 9], 4).is_empty());
+        // Every element once, in C order, whatever the limit.
+        for limit in 1..30 {
+            let mut seen = Vec::new();
+            for (o, s) in slabs(&[1, 0, 2], &[2, 3, 4], limit) {
+                for i in 0..s[0] {
+                    for j in 0..s[1] {
+                        for k in 0..s[2] {
+                            seen.push((o[0] + i, o[1] + j, o[2] + k));
+                        }
+                    }
+                }
+            }
+            let mut all = Vec::new();
+            for i in 1..3 {
+                for j in 0..3 {
+                    for k in 2..6 {
+                        all.push((i, j, k));
+                    }
+                }
+            }
+            assert_eq!(seen, all, "limit {limit}");
+        }
+    }
 
     #[test]
     fn regions_parse_like_numpy_slices() {
