@@ -277,7 +277,7 @@ class ZarrdbStore(Store):
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _get(self, key: str, byte_range: _Range) -> bytes | None:
+    def _get(self, key: str, byte_range: _Range) -> _native.Value | None:
         handle = self._handle()
         return None if handle is None else handle.get(key, byte_range)
 
@@ -318,7 +318,7 @@ class ZarrdbStore(Store):
         requests = [(key, _engine_range(byte_range)) for key, byte_range in key_ranges]
         await self._ensure_open()
 
-        def read() -> list[bytes | None]:
+        def read() -> list[_native.Value | None]:
             handle = self._handle()
             if handle is None:
                 return [None] * len(requests)
