@@ -9,14 +9,15 @@
 mod errors;
 mod registry;
 mod txn;
+mod value;
 
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
 use zarrdb::{Backend, ByteRange, Durability, RawAccess, Store};
 
 use errors::to_py;
+use value::Value;
 
 /// A byte range as Python passes it: `(offset, length)` with `length` None for "to the end", or
 /// `(None, n)` for the last `n` bytes. `None` for the whole value.
@@ -150,21 +151,17 @@ impl NativeStore {
     /// The value under `key` (or the part of it given by `range`), or None when absent.
     /// A range reaching past the end of the value is cut at the end, as Python slices are.
     #[pyo3(signature = (key, range=None))]
-    fn get<'py>(&self, py: Python<'py>, key: &str, range: PyRange) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    fn get(&self, py: Python<'_>, key: &str, range: PyRange) -> PyResult<Option<Value>> {
         let value = py.detach(|| self.get_clamped(key, range)).map_err(to_py)?;
-        Ok(value.map(|v| PyBytes::new(py, &v)))
+        Ok(value.map(Value::new))
     }
 
     /// Several (ranged) values at once, each None when absent.
-    fn get_many<'py>(
-        &self,
-        py: Python<'py>,
-        requests: Vec<(String, PyRange)>,
-    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+    fn get_many(&self, py: Python<'_>, requests: Vec<(String, PyRange)>) -> PyResult<Vec<Option<Value>>> {
         let values = py
             .detach(|| requests.iter().map(|(key, range)| self.get_clamped(key, *range)).collect::<Result<Vec<_>, _>>())
             .map_err(to_py)?;
-        Ok(values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v))).collect())
+        Ok(values.into_iter().map(|v| v.map(Value::new)).collect())
     }
 
     /// The size in bytes of the value under `key`, or None when absent.
@@ -290,6 +287,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Database>()?;
     m.add_class::<NativeStore>()?;
     m.add_class::<txn::Txn>()?;
+    m.add_class::<Value>()?;
     errors::register(m)?;
     Ok(())
 }

@@ -2,8 +2,9 @@
 stored chunk) and dask computes the result correctly with its threaded and process schedulers.
 
 The process scheduler pickles the store into worker processes, which reopen the file by path. On
-redb that needs ``multi_process=True`` (the workers and this process all have the file open at
-once); without it a worker is refused with ``zarrdb.LockedError``, which reaches the caller."""
+redb that needs the multi-process mode, the default (the workers and this process all have the
+file open at once); with ``multi_process=False`` a worker is refused with ``zarrdb.LockedError``,
+which reaches the caller."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _dataset() -> xr.Dataset:
     )
 
 
-def _lazy(path: Path, multi_process: bool) -> xr.Dataset:
+def _lazy(path: Path, multi_process: bool | None) -> xr.Dataset:
     ds = _dataset()
     encoding = {name: {"chunks": (2, 3, 5)} for name in ds.data_vars}
     writer = ZarrdbStore(path, multi_process=multi_process)
@@ -46,10 +47,11 @@ def _lazy(path: Path, multi_process: bool) -> xr.Dataset:
 
 
 @pytest.mark.parametrize(
-    "scheduler, multi_process", [("threads", False), ("threads", True), ("processes", True)]
+    "scheduler, multi_process",
+    [("threads", False), ("threads", None), ("processes", None), ("processes", True)],
 )
 def test_dask_schedulers_read_correctly(
-    tmp_path: Path, scheduler: str, multi_process: bool
+    tmp_path: Path, scheduler: str, multi_process: bool | None
 ) -> None:
     lazy = _lazy(tmp_path / "dask.zarrdb", multi_process)
     xr.testing.assert_identical(lazy.compute(scheduler=scheduler), _dataset())

@@ -26,7 +26,8 @@ def _buf(document: object) -> Buffer:
 
 def _stored(store: ZarrdbStore, key: str) -> bytes | None:
     """The bytes the database holds, read past the store's presentation."""
-    return _native.Database.open(store.path, True).store().with_checks(False).get(key)
+    value = _native.Database.open(store.path, True).store().with_checks(False).get(key)
+    return None if value is None else bytes(value)
 
 
 async def _read_json(store: ZarrdbStore, key: str) -> dict:

@@ -1,5 +1,6 @@
-"""Several processes on one redb file: without multi_process the second is refused with a typed
-error; with it, a reader and a writer in other processes work beside this one."""
+"""Several processes on one redb file: by default (multi-process mode) a reader and a writer in
+other processes work beside this one; with multi_process=False the second is refused with a typed
+error."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ def _other_process(code: str) -> subprocess.CompletedProcess[str]:
 
 async def test_second_process_is_refused_without_multi_process(tmp_path: Path) -> None:
     path = tmp_path / "single.zarrdb"
-    store = await ZarrdbStore.open(path)
+    store = await ZarrdbStore.open(path, multi_process=False)
     await store.set("k", cpu.Buffer.from_bytes(b"v"))
     result = _other_process(f"""
         import zarrdb
         try:
-            zarrdb.ZarrdbStore({str(path)!r}).get_sync("k")
+            zarrdb.ZarrdbStore({str(path)!r}, multi_process=False).get_sync("k")
         except zarrdb.LockedError as e:
             print("locked:", e)
         """)
@@ -40,12 +41,13 @@ async def test_second_process_is_refused_without_multi_process(tmp_path: Path) -
 @pytest.mark.parametrize("read_only", [True, False])
 async def test_processes_share_a_file_in_multi_process_mode(tmp_path: Path, read_only: bool) -> None:
     path = tmp_path / "shared.zarrdb"
-    store = await ZarrdbStore.open(path, multi_process=True)
+    # The default mode is multi-process: no flag needed.
+    store = await ZarrdbStore.open(path)
     await store.set("from-parent", cpu.Buffer.from_bytes(b"1"))
     result = _other_process(f"""
         from zarr.core.buffer import cpu
         import zarrdb
-        reader = zarrdb.ZarrdbStore({str(path)!r}, read_only=True, multi_process=True)
+        reader = zarrdb.ZarrdbStore({str(path)!r}, read_only=True)
         print(reader.get_sync("from-parent").to_bytes().decode())
         if not {read_only!r}:
             writer = reader.with_read_only(False)

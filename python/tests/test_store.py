@@ -104,7 +104,7 @@ def test_set_if_absent_is_atomic_across_threads(tmp_path: Path) -> None:
     with ThreadPoolExecutor(8) as pool:
         won = list(pool.map(lambda i: db.set_if_absent("k", b"%d" % i), range(32)))
     assert won.count(True) == 1
-    assert db.store().get("k") == b"%d" % won.index(True)
+    assert bytes(db.store().get("k")) == b"%d" % won.index(True)
 
 
 async def test_snapshot_is_fixed(tmp_path: Path) -> None:
@@ -156,3 +156,16 @@ async def test_other_backends(tmp_path: Path, backend: str) -> None:
     await store.set("a/b", _buf(b"v"))
     assert await _read(store, "a/b") == b"v"
     assert [k async for k in store.list_dir("a")] == ["b"]
+
+
+def test_read_length_decides_where_a_read_runs() -> None:
+    from zarrdb._store import _read_length
+
+    sizes = {"big": 5 << 20, "small": 10}
+    size = lambda key: (lambda: sizes.get(key))  # noqa: E731
+    assert _read_length(None, size("big")) == 5 << 20
+    assert _read_length(None, size("absent")) == 0
+    assert _read_length((100, 20), size("big")) == 20  # the range says, no lookup needed
+    assert _read_length((None, 7), size("big")) == 7
+    assert _read_length((1 << 20, None), size("big")) == 4 << 20
+    assert _read_length((50, None), size("small")) == 0

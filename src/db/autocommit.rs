@@ -30,6 +30,17 @@ impl AutoCommitStore {
         f(txn.store().as_ref())?;
         txn.commit().map_err(|e| into_store_error(e, "commit"))
     }
+
+    /// Run one write that reads nothing through group commit: callers setting keys at the same
+    /// time (zarr-python stores a chunk per call, many at once) share one engine commit and one
+    /// fsync, and each still returns only once its own write is committed.
+    fn grouped(&self, f: impl FnOnce(&dyn Store) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        let scope: Box<dyn StoreScope> =
+            Box::new(DataScope::begin(self.db.clone()).map_err(|e| into_store_error(e, "write"))?);
+        f(scope.store().as_ref())?;
+        // Without reads there are no checks to fail: `false` cannot come back.
+        scope.finish().map_err(|e| into_store_error(e, "commit"))
+    }
 }
 
 /// Store calls return [`StoreError`]; the only other errors a one-call transaction can meet are
@@ -66,13 +77,12 @@ impl ReadableStore for AutoCommitStore {
 
 impl WritableStore for AutoCommitStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        check_user_key(key)?;
-        self.write(|s| s.set(key, value))
+        self.set_owned(key, value.to_vec())
     }
 
     fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
         check_user_key(key)?;
-        self.write(|s| s.set_owned(key, value))
+        self.grouped(|s| s.set_owned(key, value))
     }
 
     fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {

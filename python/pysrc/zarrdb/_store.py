@@ -1,14 +1,23 @@
 """``ZarrdbStore``: zarr-python's ``Store`` contract over a zarrdb database.
 
 The engine does the work (``zarrdb._native``, a thin binding over the Rust library); this module
-only adapts it to zarr-python: argument checks, read-only refusal, lazy opening, and running
-every engine call off the event loop (``asyncio.to_thread``), with the GIL released inside it.
+only adapts it to zarr-python: argument checks, read-only refusal, lazy opening, and where each
+engine call runs. The GIL is released inside every engine call. Reads of values up to
+``_INLINE_READ_BYTES`` run on the calling thread, even on the event loop: one costs microseconds (a
+page-cache lookup), while a hop to a worker thread costs tens of microseconds, which per 4 KiB
+chunk is most of the read. Larger values (a shard, a big chunk) are read in a worker thread, so
+the event loop is never held for a long copy; telling them apart costs one size lookup. Calls that
+can wait (writes wait for the writer lock and the fsync; listings walk many keys) run in a worker
+thread of this module's pool (``_in_worker``), so concurrent writes are in flight together and
+share one commit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -33,6 +42,36 @@ Durability = Literal["durable", "fast"]
 _BACKENDS = ("redb", "lmdb", "sled")
 _DURABILITIES = ("durable", "fast")
 
+# Calls that wait (writes: the writer lock and the fsync) run on threads of their own rather than
+# the event loop's default executor, which has only cpu_count + 4 threads and is shared with
+# zarr-python's codecs: zarr-python issues up to `async.concurrency` writes at once, and group
+# commit can only batch the writes that are in flight together. Threads start on demand.
+_POOL_THREADS = 32
+
+# Reads of at most this many bytes run on the calling thread (see the module's docstring): about
+# a tenth of a millisecond of copying.
+_INLINE_READ_BYTES = 1 << 20
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_pid = -1
+_pool_lock = threading.Lock()
+
+
+def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool, _pool_pid
+    with _pool_lock:
+        # A forked child inherits the pool object but not its threads: it needs a pool of its own.
+        if _pool is None or _pool_pid != os.getpid():
+            _pool = concurrent.futures.ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="zarrdb")
+            _pool_pid = os.getpid()
+        return _pool
+
+
+async def _in_worker(function: Any, *args: Any) -> Any:
+    """``function(*args)`` on a thread of the pool, awaited without blocking the event loop."""
+    call = functools.partial(function, *args)
+    return await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
+
+
 # The engine takes a range as (offset, length) with length None for "to the end", or
 # (None, n) for the last n bytes.
 _Range = tuple[int | None, int | None] | None
@@ -48,6 +87,21 @@ def _engine_range(byte_range: ByteRequest | None) -> _Range:
     if isinstance(byte_range, SuffixByteRequest):
         return (None, byte_range.suffix)
     raise TypeError(f"Unexpected byte_range, got {byte_range}.")
+
+
+def _read_length(engine_range: _Range, size: Any) -> int:
+    """How many bytes a read of ``engine_range`` returns at most; ``size()`` gives the value's
+    size (None when absent) and is called only when the range does not say."""
+    if engine_range is not None:
+        offset, length = engine_range
+        if length is not None:
+            return length
+    whole = size()
+    if whole is None:
+        return 0
+    if engine_range is not None and engine_range[0] is not None:
+        return max(whole - engine_range[0], 0)
+    return whole
 
 
 def _as_bytes(value: Buffer, method: str) -> bytes:
@@ -82,8 +136,10 @@ class ZarrdbStore(Store):
     multi_process
         redb only: open the file in redb's multi-writer mode, so several processes that all open
         it so can read and write it at once (dask's process scheduler, a reader process beside a
-        writer). Commits are then always durable. Without it, a second process gets
-        ``zarrdb.LockedError``.
+        writer). Commits are then always durable. The default (``None``) is on, except with
+        ``durability="fast"``, which needs the single-process mode. Off, the first process locks
+        the file and any other gets ``zarrdb.LockedError`` (small-chunk writes are about a quarter
+        faster: docs/benchmarks.md).
     validate_metadata
         Check every ``zarr.json`` written as the engine checks documents (``zarrdb.MetadataError``
         for a document it cannot read, ``zarrdb.NodeError`` for a node inside an array), and
@@ -113,7 +169,7 @@ class ZarrdbStore(Store):
         read_only: bool = False,
         backend: Backend | None = None,
         durability: Durability | None = None,
-        multi_process: bool = False,
+        multi_process: bool | None = None,
         validate_metadata: bool = True,
     ) -> None:
         super().__init__(read_only=read_only)
@@ -125,7 +181,9 @@ class ZarrdbStore(Store):
         self.path = os.path.abspath(os.fspath(path))
         self._backend = backend
         self._durability = durability
-        self._multi_process = multi_process
+        # Several processes by default: dask's process scheduler and reader processes need it;
+        # fast durability is single-process only (another process reads only what was synced).
+        self._multi_process = durability != "fast" if multi_process is None else multi_process
         self._validate_metadata = validate_metadata
         self._db = None
         self._native_store = None
@@ -168,7 +226,7 @@ class ZarrdbStore(Store):
     async def _open(self) -> None:
         if self._is_open:
             raise ValueError("store is already open")
-        await asyncio.to_thread(self._handle)
+        await _in_worker(self._handle)
         self._is_open = True
 
     def _ensure_open_sync(self) -> None:
@@ -250,13 +308,13 @@ class ZarrdbStore(Store):
             read_only=state["read_only"],
             backend=state["backend"],
             durability=state["durability"],
-            multi_process=state.get("multi_process", False),
+            multi_process=state.get("multi_process"),
             validate_metadata=state.get("validate_metadata", True),
         )
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _get(self, key: str, byte_range: _Range) -> bytes | None:
+    def _get(self, key: str, byte_range: _Range) -> _native.Value | None:
         handle = self._handle()
         return None if handle is None else handle.get(key, byte_range)
 
@@ -270,7 +328,11 @@ class ZarrdbStore(Store):
         prototype = prototype or default_buffer_prototype()
         engine_range = _engine_range(byte_range)
         await self._ensure_open()
-        value = await asyncio.to_thread(self._get, key, engine_range)
+        # Small reads on this thread, large ones in a worker: see the module's docstring.
+        if _read_length(engine_range, lambda: self._size(key)) > _INLINE_READ_BYTES:
+            value = await _in_worker(self._get, key, engine_range)
+        else:
+            value = self._get(key, engine_range)
         return None if value is None else prototype.buffer.from_bytes(value)
 
     def get_sync(
@@ -296,13 +358,17 @@ class ZarrdbStore(Store):
         requests = [(key, _engine_range(byte_range)) for key, byte_range in key_ranges]
         await self._ensure_open()
 
-        def read() -> list[bytes | None]:
+        def read() -> list[_native.Value | None]:
             handle = self._handle()
             if handle is None:
                 return [None] * len(requests)
             return handle.get_many(requests)
 
-        values = await asyncio.to_thread(read)
+        # Many or large values in a worker thread; a few small ones on this one.
+        inline = len(requests) <= 16 and all(
+            _read_length(r, lambda k=k: self._size(k)) <= _INLINE_READ_BYTES for k, r in requests
+        )
+        values = read() if inline else await _in_worker(read)
         return [None if v is None else prototype.buffer.from_bytes(v) for v in values]
 
     def _size(self, key: str) -> int | None:
@@ -312,12 +378,12 @@ class ZarrdbStore(Store):
     async def exists(self, key: str) -> bool:
         """Whether a value is stored under ``key``."""
         await self._ensure_open()
-        return await asyncio.to_thread(self._size, key) is not None
+        return self._size(key) is not None
 
     async def getsize(self, key: str) -> int:
         """The size in bytes of the value under ``key``, read without reading the value."""
         await self._ensure_open()
-        size = await asyncio.to_thread(self._size, key)
+        size = self._size(key)
         if size is None:
             raise FileNotFoundError(key)
         return size
@@ -329,7 +395,7 @@ class ZarrdbStore(Store):
         self._check_writable()
         data = _as_bytes(value, "set")
         await self._ensure_open()
-        await asyncio.to_thread(lambda: self._writable_handle().set(key, data))
+        await _in_worker(lambda: self._writable_handle().set(key, data))
 
     def set_sync(self, key: str, value: Buffer) -> None:
         """``set`` without an event loop (zarr-python's ``SupportsSetSync``)."""
@@ -354,7 +420,7 @@ class ZarrdbStore(Store):
             else:
                 handle.database.set_if_absent(key, data, handle.checked)
 
-        await asyncio.to_thread(write)
+        await _in_worker(write)
 
     async def _set_many(self, values: Iterable[tuple[str, Buffer]]) -> None:
         # One transaction for the lot (one fsync), rather than one commit per value.
@@ -370,13 +436,13 @@ class ZarrdbStore(Store):
             else:
                 handle.database.set_many(items, handle.checked)
 
-        await asyncio.to_thread(write)
+        await _in_worker(write)
 
     async def delete(self, key: str) -> None:
         """Remove ``key``; an absent key is not an error."""
         self._check_writable()
         await self._ensure_open()
-        await asyncio.to_thread(lambda: self._writable_handle().erase(key))
+        await _in_worker(lambda: self._writable_handle().erase(key))
 
     def delete_sync(self, key: str) -> None:
         """``delete`` without an event loop (zarr-python's ``SupportsDeleteSync``)."""
@@ -390,13 +456,13 @@ class ZarrdbStore(Store):
         await self._ensure_open()
         prefix = prefix.strip("/")
         engine_prefix = f"{prefix}/" if prefix else ""
-        await asyncio.to_thread(lambda: self._writable_handle().erase_prefix(engine_prefix))
+        await _in_worker(lambda: self._writable_handle().erase_prefix(engine_prefix))
 
     async def clear(self) -> None:
         """Remove every key, atomically."""
         self._check_writable()
         await self._ensure_open()
-        await asyncio.to_thread(lambda: self._writable_handle().erase_prefix(""))
+        await _in_worker(lambda: self._writable_handle().erase_prefix(""))
 
     # -- listing -------------------------------------------------------------------------------
 
@@ -416,7 +482,7 @@ class ZarrdbStore(Store):
 
     async def _listing(self, prefix: str) -> list[str]:
         await self._ensure_open()
-        return await asyncio.to_thread(self._list_prefix, prefix)
+        return await _in_worker(self._list_prefix, prefix)
 
     async def list_dir(self, prefix: str) -> AsyncIterator[str]:
         """The names of keys and child prefixes directly under ``prefix``."""
@@ -431,7 +497,7 @@ class ZarrdbStore(Store):
             keys, prefixes = handle.list_dir(engine_prefix)
             return sorted(keys + prefixes)
 
-        for name in await asyncio.to_thread(listing):
+        for name in await _in_worker(listing):
             yield name
 
     async def is_empty(self, prefix: str) -> bool:
@@ -447,7 +513,7 @@ class ZarrdbStore(Store):
             keys, prefixes = handle.list_dir(engine_prefix)
             return not keys and not prefixes
 
-        return await asyncio.to_thread(empty)
+        return await _in_worker(empty)
 
     # -- transactions and snapshots ------------------------------------------------------------
 
