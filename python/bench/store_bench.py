@@ -44,9 +44,9 @@ WORKLOADS: dict[str, dict[str, Any]] = {
 }
 
 STORES = {
-    "zarrdb": "ZarrdbStore(path): redb, durable commits (the default)",
-    "zarrdb_fast": 'ZarrdbStore(path, durability="fast")',
-    "zarrdb_mp": "ZarrdbStore(path, multi_process=True): redb multi-writer, always durable",
+    "zarrdb": "ZarrdbStore(path): the default, redb multi-writer (several processes), durable",
+    "zarrdb_single": "ZarrdbStore(path, multi_process=False): redb single-process, durable",
+    "zarrdb_fast": 'ZarrdbStore(path, durability="fast"): single-process, fast commits',
     "local_sync": "LocalStore(dir), then fsync of every file and folder written (timed)",
     "local": "LocalStore(dir), no sync",
     "memory": "MemoryStore(): zarr-python's own cost, write and read in one process",
@@ -66,8 +66,8 @@ def _open_store(kind: str, path: Path, read_only: bool) -> Any:
         options: dict[str, Any] = {"read_only": read_only}
         if kind == "zarrdb_fast":
             options["durability"] = "fast"
-        if kind == "zarrdb_mp":
-            options["multi_process"] = True
+        if kind == "zarrdb_single":
+            options["multi_process"] = False
         return zarrdb.ZarrdbStore(path, **options)
     from zarr.storage import LocalStore
 
