@@ -9,7 +9,7 @@
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
@@ -36,7 +36,12 @@ pub(crate) struct LmdbEngine {
     remap: Arc<RwLock<()>>,
     /// Opened read-only (`MDB_RDONLY`): `data.mdb` is never written, and commits are refused.
     read_only: bool,
+    /// When stale reader slots were last cleared (`clear_stale_readers`).
+    reader_check: Mutex<Instant>,
 }
+
+/// How often a writer clears the reader slots of dead processes.
+const READER_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 impl LmdbEngine {
     pub fn open(
@@ -107,14 +112,38 @@ impl LmdbEngine {
             wtxn.commit().map_err(|e| open_error(&display, e))?;
             db
         };
-        Ok(LmdbEngine { env, db, remap: Arc::new(RwLock::new(())), read_only })
+        let engine = LmdbEngine {
+            env,
+            db,
+            remap: Arc::new(RwLock::new(())),
+            read_only,
+            reader_check: Mutex::new(Instant::now()),
+        };
+        if !read_only {
+            engine.clear_stale_readers(true);
+        }
+        Ok(engine)
     }
 
-    /// `Unsupported` for a write on a read-only handle.
+    /// `Unsupported` for a write on a read-only handle. A writer also clears, at most once per
+    /// `READER_CHECK_INTERVAL`, the reader slots of processes that died holding a snapshot: LMDB
+    /// keeps every page such a slot could still read, so one killed reader would make the file
+    /// grow with every commit from then on.
     fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
-        match self.read_only {
-            true => Err(StoreError::Unsupported { store: "read-only database", operation }),
-            false => Ok(()),
+        if self.read_only {
+            return Err(StoreError::Unsupported { store: "read-only database", operation });
+        }
+        self.clear_stale_readers(false);
+        Ok(())
+    }
+
+    /// `mdb_reader_check`, now (`force`) or when the last one is older than the interval. Best
+    /// effort: a failure only leaves the slots for the next check.
+    fn clear_stale_readers(&self, force: bool) {
+        let mut last = self.reader_check.lock();
+        if force || last.elapsed() >= READER_CHECK_INTERVAL {
+            let _ = self.env.clear_stale_readers();
+            *last = Instant::now();
         }
     }
 
