@@ -2,7 +2,8 @@
 //!
 //! A database holding a group and an array gets `zarrdb import SRC DB --at /imported` of a folder
 //! of about 1,500 chunks, and the process is killed with SIGKILL at random moments between a
-//! fifth and nine tenths of the time a whole import takes on this machine (measured first). After
+//! fifth and nine tenths of the time a whole import takes on this machine (measured first, and
+//! shortened whenever a kill lands after the commit). After
 //! each kill the database must open, `zarrdb check` must pass, and every key and value must be
 //! what it was before the import, or, when the kill came after the commit, what a whole import
 //! leaves. At least one kill must land before the commit.
@@ -72,14 +73,19 @@ fn killed_imports_leave_no_trace(backend: Backend) {
     make_database(backend, &db);
     let before = content(backend, &db);
 
-    // One whole import, to learn how long one takes here.
-    let probe = dir.path().join("probe");
-    make_database(backend, &probe);
-    let start = Instant::now();
-    let out = import(backend, &source, &probe).wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let whole = start.elapsed();
-    let imported = content(backend, &probe);
+    // Whole imports, to learn how long one takes here: the shorter of two, since the first also
+    // pays for a cold binary and source files, and kills timed on it would all land too late.
+    let mut whole = std::time::Duration::MAX;
+    let mut imported = BTreeMap::new();
+    for attempt in 0..2 {
+        let probe = dir.path().join(format!("probe{attempt}"));
+        make_database(backend, &probe);
+        let start = Instant::now();
+        let out = import(backend, &source, &probe).wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        whole = whole.min(start.elapsed());
+        imported = content(backend, &probe);
+    }
     assert!(imported.len() > before.len() + 1000, "the probe import wrote too little");
 
     let mut rng = splitmix::SplitMix::new(0x1b9, 0);
@@ -98,6 +104,8 @@ fn killed_imports_leave_no_trace(backend: Backend) {
         if after == imported {
             std::fs::remove_dir_all(&db).or_else(|_| std::fs::remove_file(&db)).unwrap();
             make_database(backend, &db);
+            // Imports run faster than measured (a quieter machine): aim earlier from now on.
+            whole = whole.mul_f64(0.75);
         } else {
             assert!(after == before, "kill {kill} at {fraction:.2} of an import left part of it");
             interrupted += 1;
