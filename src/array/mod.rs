@@ -54,8 +54,7 @@ impl Array {
         path: NodePath,
         metadata: ArrayMetadata,
     ) -> Result<Array, Error> {
-        let chain = CodecChain::from_metadata(&metadata.codecs, &chunk_spec(&metadata))
-            .map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
+        let chain = codec_chain(&metadata).map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
         let prefix = path.key_prefix();
         Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix, synchronizer: Arc::default() })
     }
@@ -215,6 +214,12 @@ impl Array {
 
 /// Optimistic attempts of one region write (`Array::scoped_data`) before it takes the writer lock.
 const OPTIMISTIC_ATTEMPTS: usize = 32;
+
+/// The codec chain of an array with this metadata: building it is also how every writer and
+/// reader of a document checks that its codecs can run on its chunks.
+pub(crate) fn codec_chain(metadata: &ArrayMetadata) -> Result<CodecChain, crate::error::CodecError> {
+    CodecChain::from_metadata(&metadata.codecs, &chunk_spec(metadata))
+}
 
 /// The decoded representation of every chunk of an array with this metadata.
 pub(crate) fn chunk_spec(metadata: &ArrayMetadata) -> ChunkSpec {

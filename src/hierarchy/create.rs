@@ -9,7 +9,6 @@ use super::group::{has_descendants, read_metadata};
 use super::path::NodePath;
 use super::Group;
 use crate::array::Array;
-use crate::codec::CodecChain;
 use crate::error::{Error, NodeError};
 use crate::metadata::{ArrayMetadata, GroupMetadata, NodeMetadata};
 use crate::store::Store;
@@ -52,8 +51,7 @@ impl Array {
         let key = path.metadata_key();
         metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
         // Refuse unknown codecs before anything is written, and write the chain in canonical form.
-        let chain = CodecChain::from_metadata(&metadata.codecs, &crate::array::chunk_spec(&metadata))
-            .map_err(|source| Error::Codec { key: key.clone(), source })?;
+        let chain = crate::array::codec_chain(&metadata).map_err(|source| Error::Codec { key: key.clone(), source })?;
         metadata.codecs = chain.to_metadata();
         in_scope(&store, |s| {
             prepare_with(s, &path, true, parents)?;

@@ -19,8 +19,7 @@ use serde_json::Value;
 
 use super::path::NodePath;
 use super::read_metadata;
-use crate::array::chunk_spec;
-use crate::codec::CodecChain;
+use crate::array::codec_chain;
 use crate::error::{Error, NodeError};
 use crate::metadata::{consolidated, NodeMetadata, METADATA_KEY};
 use crate::store::Store;
@@ -82,8 +81,7 @@ impl<'a> RawAccess<'a> {
             NodeMetadata::from_json(value).map_err(|source| Error::Metadata { key: key.to_owned(), source })?;
         if let NodeMetadata::Array(array) = &metadata {
             // As opening the array would: a codec chain it cannot build is refused now.
-            CodecChain::from_metadata(&array.codecs, &chunk_spec(array))
-                .map_err(|source| Error::Codec { key: key.to_owned(), source })?;
+            codec_chain(array).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
         }
         let stored = match (&metadata, wants_consolidation(value)) {
             (NodeMetadata::Group(_), Some(mut document)) => {

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 
 use super::dtype::Dtype;
 use super::PlanError;
-use crate::array::chunk_spec;
-use crate::codec::CodecChain;
+use crate::array::codec_chain;
 use crate::error::MetadataError;
 use crate::metadata::json::{as_u64_list, invalid, wrong_type};
 use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, FillValue, GroupMetadata, NamedConfig};
@@ -65,8 +64,7 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
     meta.attributes = spec.attributes;
     meta.dimension_names = spec.dimension_names;
     meta.check().map_err(|e| PlanError::metadata(key, e))?;
-    CodecChain::from_metadata(&meta.codecs, &chunk_spec(&meta))
-        .map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
+    codec_chain(&meta).map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
     let bytes = meta.to_json_bytes();
     Ok((meta, bytes))
 }

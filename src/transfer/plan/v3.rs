@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::tree::{assign_chunks, implied_groups, ArraySource, NodeEntry};
 use super::{empty, last_segment, mixed, parent_path, Layout, Paths, Plan, PlanError, Source};
-use crate::array::chunk_spec;
-use crate::codec::CodecChain;
+use crate::array::codec_chain;
 use crate::metadata::{consolidated, NodeMetadata};
 
 pub(super) fn plan(source: &mut Source<'_>) -> Result<Plan, PlanError> {
@@ -54,8 +53,7 @@ fn read_node(source: &mut Source<'_>, key: &str) -> Result<(NodeMetadata, Vec<u8
         bytes = if had_consolidated { consolidated::requesting(group) } else { group.to_json_bytes() };
     }
     if let NodeMetadata::Array(meta) = &meta {
-        CodecChain::from_metadata(&meta.codecs, &chunk_spec(meta))
-            .map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
+        codec_chain(meta).map_err(|source| PlanError::InvalidCodecs { key: key.to_owned(), source })?;
     }
     Ok((meta, bytes, had_consolidated))
 }
