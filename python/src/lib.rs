@@ -167,7 +167,7 @@ impl NativeStore {
     /// The size in bytes of the value under `key`, or None when absent.
     fn size(&self, py: Python<'_>, key: &str) -> PyResult<Option<u64>> {
         py.detach(|| -> Result<Option<u64>, zarrdb::Error> {
-            if self.checked && is_document(key) {
+            if self.checked {
                 RawAccess::new(self.store.as_ref()).size(key)
             } else {
                 Ok(self.store.size(key)?)
@@ -233,7 +233,7 @@ impl NativeStore {
     /// document (small) is read whole through `RawAccess` and cut here.
     fn get_clamped(&self, key: &str, range: PyRange) -> Result<Option<Vec<u8>>, zarrdb::Error> {
         let store = self.store.as_ref();
-        if self.checked && is_document(key) {
+        if self.checked && RawAccess::is_document(key) {
             let Some(value) = RawAccess::new(store).get(key)? else { return Ok(None) };
             let len = value.len() as u64;
             return Ok(Some(match clamp(range, len) {
@@ -266,11 +266,6 @@ fn clamp(range: PyRange, len: u64) -> Option<ByteRange> {
             ByteRange::FromStart { offset: start, length: Some(length.map_or(len - start, |n| n.min(len - start))) }
         }
     })
-}
-
-/// Whether `key` is a node document (`zarr.json`), which `RawAccess` checks and presents.
-fn is_document(key: &str) -> bool {
-    key.rsplit('/').next() == Some(zarrdb::METADATA_KEY)
 }
 
 /// Write through `RawAccess` when `checked`, else as bytes.

@@ -105,6 +105,12 @@ impl<'a> RawAccess<'a> {
         }
     }
 
+    /// Whether `key` is a node document (`zarr.json`), the only kind of key this type checks or
+    /// presents; every other key passes through as it is.
+    pub fn is_document(key: &str) -> bool {
+        key == METADATA_KEY || key.strip_suffix(METADATA_KEY).is_some_and(|rest| rest.ends_with('/'))
+    }
+
     /// Run `read` on one commit: a snapshot of an auto-commit database store, the store itself
     /// otherwise.
     fn read_consistently<T>(&self, read: impl FnOnce(&dyn Store) -> Result<T, Error>) -> Result<T, Error> {
@@ -120,14 +126,11 @@ impl<'a> RawAccess<'a> {
 
 /// The node whose document `key` is, or `None` when `key` is not a `zarr.json`.
 fn document_path(key: &str) -> Result<Option<NodePath>, Error> {
-    let node = if key == METADATA_KEY {
-        ""
-    } else {
-        match key.strip_suffix(METADATA_KEY).and_then(|rest| rest.strip_suffix('/')) {
-            Some(node) => node,
-            None => return Ok(None),
-        }
-    };
+    if !RawAccess::is_document(key) {
+        return Ok(None);
+    }
+    let folder = &key[..key.len() - METADATA_KEY.len()];
+    let node = folder.strip_suffix('/').unwrap_or(folder);
     Ok(Some(NodePath::parse(node)?))
 }
 
