@@ -1,7 +1,7 @@
 //! `zarrdb check STORE`: open every node, decode every chunk of every array, verify checksums.
 //! Prints one line per problem and a summary; exits non-zero when anything is wrong.
 
-use zarrdb::{Error, Group, Node, NodeError};
+use zarrdb::{Group, Node};
 
 use super::{locator, CliError, CliResult};
 
@@ -17,12 +17,10 @@ pub(crate) fn run(store: &str) -> CliResult {
     let opened = locator::open_with(store, true)?;
     let store = opened.store.clone();
     let mut tally = Tally::default();
-    match Node::open(store.clone(), "/") {
-        Ok(node) => visit(&node, &mut tally),
+    match locator::open_root(store) {
+        Ok(Some(node)) => visit(&node, &mut tally),
         // A database (or folder) holding nothing is empty, not damaged.
-        Err(Error::Node(NodeError::NotFound { .. })) if store.list_dir("")?.is_empty() => {
-            println!("empty: no nodes");
-        }
+        Ok(None) => println!("empty: no nodes"),
         Err(e) => problem(&mut tally, "/", &e),
     }
     println!(

@@ -5,7 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{Backend, ConvertedStore, Database, DirectoryStore, Error, PlanError, Store, TransferError, ZipStore};
+use zarrdb::{
+    Backend, ConvertedStore, Database, DirectoryStore, Error, Node, NodeError, PlanError, Store, TransferError,
+    ZipStore,
+};
 
 use super::CliError;
 
@@ -54,6 +57,17 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
         Kind::Database(Backend::Redb)
     };
     Ok((kind, locator))
+}
+
+/// The root node of `store`, or `None` when the store holds nothing: the root is missing only
+/// then (without a `zarr.json`, any key makes it an implicit group), so an empty database is
+/// told apart from a damaged one without another listing.
+pub(crate) fn open_root(store: Arc<dyn Store>) -> Result<Option<Node>, Error> {
+    match Node::open(store, "/") {
+        Ok(root) => Ok(Some(root)),
+        Err(Error::Node(NodeError::NotFound { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// An opened store, with the database it reads from kept open.

@@ -2,21 +2,17 @@
 
 use std::fmt::Write;
 
-use zarrdb::{Error, Group, Node, NodeError};
+use zarrdb::{Group, Node};
 
 use super::{locator, render, CliResult};
 
 pub(crate) fn run(store: &str) -> CliResult {
     let opened = locator::open(store)?;
     let store = opened.store.clone();
-    let root = match Node::open(store.clone(), "/") {
-        Ok(root) => root,
-        // An empty database has no root node yet: show that, not an error.
-        Err(Error::Node(NodeError::NotFound { .. })) if store.list_dir("")?.is_empty() => {
-            println!("/ (empty)");
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
+    // An empty database has no root node yet: show that, not an error.
+    let Some(root) = locator::open_root(store)? else {
+        println!("/ (empty)");
+        return Ok(());
     };
     let mut out = String::new();
     match &root {
