@@ -131,6 +131,14 @@ pub(crate) fn slice_range(key: &str, value: &[u8], range: ByteRange) -> Result<V
 }
 
 /// Wrap an engine's own error with the operation and key it happened on.
+/// What every engine answers to a write on a handle opened read-only (`DatabaseBuilder::read_only`).
+pub(crate) fn refuse_if_read_only(read_only: bool, operation: &'static str) -> Result<(), StoreError> {
+    match read_only {
+        true => Err(StoreError::Unsupported { store: "read-only database", operation }),
+        false => Ok(()),
+    }
+}
+
 pub(crate) fn engine_error<E>(backend: &'static str, operation: &'static str, key: &str) -> impl FnOnce(E) -> StoreError
 where
     E: std::error::Error + Send + Sync + 'static,

@@ -15,7 +15,7 @@ use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
 use parking_lot::{Mutex, RawRwLock, RwLock};
 
-use super::kv::{slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -130,9 +130,7 @@ impl LmdbEngine {
     /// keeps every page such a slot could still read, so one killed reader would make the file
     /// grow with every commit from then on.
     fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
-        if self.read_only {
-            return Err(StoreError::Unsupported { store: "read-only database", operation });
-        }
+        refuse_if_read_only(self.read_only, operation)?;
         self.clear_stale_readers(false);
         Ok(())
     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::kv::{engine_error, slice_range, KvEngine, KvSnapshot, WriteBatch};
+use super::kv::{engine_error, refuse_if_read_only, slice_range, KvEngine, KvSnapshot, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -86,9 +86,7 @@ impl KvEngine for SledEngine {
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
-        if self.read_only {
-            return Err(StoreError::Unsupported { store: "read-only database", operation: "commit" });
-        }
+        refuse_if_read_only(self.read_only, "commit")?;
         let mut ops = sled::Batch::default();
         for prefix in &batch.erased_prefixes {
             for key in self.db.scan_prefix(prefix.as_bytes()).keys() {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
-use super::kv::{engine_error, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
@@ -92,10 +92,7 @@ impl RedbEngine {
 
     /// `Unsupported` for a write on a read-only handle.
     fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
-        match self.read_only {
-            true => Err(StoreError::Unsupported { store: "read-only database", operation }),
-            false => Ok(()),
-        }
+        refuse_if_read_only(self.read_only, operation)
     }
 
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
