@@ -104,6 +104,11 @@ def _read_length(engine_range: _Range, size: Any) -> int:
     return whole
 
 
+def _buffer(value: _native.Value | None, prototype: BufferPrototype) -> Buffer | None:
+    """An engine value as zarr-python's buffer (wrapping it, not copying), None when absent."""
+    return None if value is None else prototype.buffer.from_bytes(value)
+
+
 def _as_bytes(value: Buffer, method: str) -> bytes:
     if not isinstance(value, Buffer):
         raise TypeError(
@@ -333,7 +338,7 @@ class ZarrdbStore(Store):
             value = await _in_worker(self._get, key, engine_range)
         else:
             value = self._get(key, engine_range)
-        return None if value is None else prototype.buffer.from_bytes(value)
+        return _buffer(value, prototype)
 
     def get_sync(
         self,
@@ -347,7 +352,7 @@ class ZarrdbStore(Store):
         engine_range = _engine_range(byte_range)
         self._ensure_open_sync()
         value = self._get(key, engine_range)
-        return None if value is None else prototype.buffer.from_bytes(value)
+        return _buffer(value, prototype)
 
     async def get_partial_values(
         self,
@@ -369,7 +374,7 @@ class ZarrdbStore(Store):
             _read_length(r, lambda k=k: self._size(k)) <= _INLINE_READ_BYTES for k, r in requests
         )
         values = read() if inline else await _in_worker(read)
-        return [None if v is None else prototype.buffer.from_bytes(v) for v in values]
+        return [_buffer(v, prototype) for v in values]
 
     def _size(self, key: str) -> int | None:
         handle = self._handle()
