@@ -64,13 +64,17 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
     let (Kind::Database(backend), path) = locator::parse(source)? else {
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
+    let (to, zip) = export_destination(destination)?;
     let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).read_only(true).open(path)?;
     let bar = progress_bar();
     let mut options = ExportOptions::default().node(node).consolidated(consolidated);
+    if let Some(zip) = zip {
+        options = options.zip(zip);
+    }
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
-    let report = database.export(Path::new(destination), &options);
+    let report = database.export(Path::new(to), &options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -82,6 +86,24 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
         if report.consolidated { ", consolidated metadata in the root zarr.json" } else { "" }
     );
     Ok(())
+}
+
+/// Where an export goes and in which layout: `zip:PATH` and `dir:PATH` say it, a bare path is
+/// an archive when its name ends in `.zip` (decided by the export), a folder otherwise. A
+/// database locator is refused: export writes the standard layouts.
+fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliError> {
+    if let Some(path) = destination.strip_prefix("zip:") {
+        return Ok((path, Some(true)));
+    }
+    if let Some(path) = destination.strip_prefix("dir:") {
+        return Ok((path, Some(false)));
+    }
+    match locator::parse(destination)? {
+        (Kind::Database(backend), _) if destination.starts_with(&format!("{}:", backend.name())) => Err(CliError(
+            format!("export to \"{destination}\": export writes a directory or a zip archive, not a database"),
+        )),
+        _ => Ok((destination, None)),
+    }
 }
 
 fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {

@@ -49,7 +49,7 @@ impl Database {
         if !items.iter().any(|i| i.to == METADATA_KEY || i.to.ends_with("/zarr.json")) {
             return Err(TransferError::NodeNotFound { node: node.to_string() }.into());
         }
-        let sink: Box<dyn Sink> = if is_zip(destination) {
+        let sink: Box<dyn Sink> = if options.zip.unwrap_or_else(|| is_zip(destination)) {
             Box::new(ZipSink::create(destination)?)
         } else {
             Box::new(DirSink::create(destination)?)

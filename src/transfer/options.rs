@@ -96,6 +96,8 @@ pub struct ExportOptions {
     pub(crate) progress: Option<Callback>,
     /// Inverted so that `Default` leaves consolidation on.
     pub(crate) no_consolidated: bool,
+    /// `None`: decided by the destination's name.
+    pub(crate) zip: Option<bool>,
 }
 
 impl ExportOptions {
@@ -119,6 +121,13 @@ impl ExportOptions {
         self.progress = Some(Arc::new(f));
         self
     }
+
+    /// Write a zip archive (`true`) or a folder (`false`), whatever the destination is named.
+    /// By default a destination whose name ends in `.zip` becomes an archive, any other a folder.
+    pub fn zip(mut self, zip: bool) -> Self {
+        self.zip = Some(zip);
+        self
+    }
 }
 
 impl fmt::Debug for ExportOptions {
@@ -127,6 +136,7 @@ impl fmt::Debug for ExportOptions {
             .field("node", &self.node)
             .field("progress", &self.progress.is_some())
             .field("consolidated", &!self.no_consolidated)
+            .field("zip", &self.zip)
             .finish()
     }
 }
