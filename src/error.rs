@@ -19,6 +19,15 @@ pub enum MetadataError {
         #[source]
         source: serde_json::Error,
     },
+    /// The document is larger than zarrdb parses (`MAX_DOCUMENT_BYTES`, docs/format.md): parsing
+    /// takes several times a document's size in memory, so an absurd one is refused unread.
+    #[error("a document of {bytes} bytes is larger than the {limit} bytes zarrdb parses")]
+    TooLarge {
+        /// The document's size.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A mandatory member is absent.
     #[error("field \"{field}\" is missing")]
     MissingField {
@@ -127,6 +136,19 @@ pub enum StoreError {
         /// The engine's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store answered as only a damaged file can: a listing that goes backwards, a value
+    /// that lies outside the file.
+    #[error("{backend} {operation} of \"{key}\": the file is damaged: {what}")]
+    Damaged {
+        /// The backend.
+        backend: &'static str,
+        /// The operation (`get`, `list`, ...).
+        operation: &'static str,
+        /// The key involved (or prefix).
+        key: String,
+        /// What the store did that a sound file cannot.
+        what: &'static str,
     },
     /// The transaction this store belongs to was committed or dropped; handles made from it
     /// (arrays, groups) cannot be used any more.

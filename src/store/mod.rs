@@ -8,6 +8,7 @@ mod key;
 pub(crate) mod kv;
 mod lmdb;
 mod memory;
+mod panic;
 mod redb;
 mod sled;
 mod zip;
@@ -276,6 +277,16 @@ where
     let mut from = prefix.to_owned();
     loop {
         let Some(key) = seek(&from)? else { break };
+        // Each seek starts past the last answer, so a listing that does not move forward comes
+        // from a damaged file and would never end.
+        if key < from {
+            return Err(StoreError::Damaged {
+                backend: "store",
+                operation: "list",
+                key: prefix.to_owned(),
+                what: "a seek answered with a key before its start",
+            });
+        }
         let Some(rest) = key.strip_prefix(prefix) else { break };
         match rest.find('/') {
             None => {

@@ -6,8 +6,10 @@
 //! undo the last commit, never break the tree). The memory map grows by itself: a commit that
 //! meets `MDB_MAP_FULL` is aborted, the map doubled, and the commit retried.
 
+mod fault;
+
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,6 +40,10 @@ pub(crate) struct LmdbEngine {
     read_only: bool,
     /// When stale reader slots were last cleared (`clear_stale_readers`).
     reader_check: Mutex<Instant>,
+    /// `data.mdb`, whose mapping `mapping` covers.
+    data: PathBuf,
+    /// Reads past the end of the file become errors (`fault.rs`).
+    mapping: Arc<fault::Mapping>,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -112,12 +118,15 @@ impl LmdbEngine {
             wtxn.commit().map_err(|e| open_error(&display, e))?;
             db
         };
+        let mapping = Arc::new(fault::Mapping::register(&data));
         let engine = LmdbEngine {
             env,
             db,
             remap: Arc::new(RwLock::new(())),
             read_only,
             reader_check: Mutex::new(Instant::now()),
+            data,
+            mapping,
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -173,7 +182,25 @@ impl LmdbEngine {
         let _shared = self.remap.read_recursive();
         let mut txn = self.env.write_txn()?;
         self.apply(&mut txn, batch)?;
+        self.refuse_if_faulted()?;
         txn.commit()
+    }
+
+    /// A write that read past the end of the file must not commit what it built from there;
+    /// the caller reports the fault (`fault::Mapping::check`).
+    fn refuse_if_faulted(&self) -> Result<(), heed::Error> {
+        match self.mapping.faulted() {
+            true => Err(heed::Error::Mdb(MdbError::Corrupted)),
+            false => Ok(()),
+        }
+    }
+
+    /// The typed error of a failed write: `Damaged` when it read past the end of the file.
+    fn write_error(&self, operation: &'static str, key: &str, error: heed::Error) -> StoreError {
+        match self.mapping.check(NAME, operation, key) {
+            Err(damaged) => damaged,
+            Ok(()) => lmdb_error(operation, key)(error),
+        }
     }
 
     /// Refuse keys LMDB cannot hold before anything is written.
@@ -209,7 +236,9 @@ impl LmdbEngine {
         };
         let size = self.env.info().map_size;
         // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
-        unsafe { self.env.resize(size.saturating_mul(2)) }.map_err(lmdb_error("grow map", ""))
+        unsafe { self.env.resize(size.saturating_mul(2)) }.map_err(lmdb_error("grow map", ""))?;
+        self.mapping.refresh(&self.data);
+        Ok(())
     }
 }
 
@@ -236,8 +265,18 @@ impl KvEngine for LmdbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         // Recursive: a new reader must not queue behind a growth that waits for older readers.
         let guard = self.remap.read_arc_recursive();
+        self.mapping.check(NAME, "begin_read", "")?;
         let txn = self.env.clone().static_read_txn().map_err(lmdb_error("begin_read", ""))?;
-        Ok(Arc::new(LmdbSnapshot { txn: Mutex::new(txn), db: self.db, _remap: guard }))
+        // The pages this snapshot may read: those in use when it began (its meta page's).
+        let info = self.env.info();
+        let limit = (info.last_page_number.saturating_add(1)).saturating_mul(self.env.stat().page_size as usize);
+        Ok(Arc::new(LmdbSnapshot {
+            txn: Mutex::new(txn),
+            db: self.db,
+            _remap: guard,
+            mapping: self.mapping.clone(),
+            limit,
+        }))
     }
 
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
@@ -247,7 +286,7 @@ impl KvEngine for LmdbEngine {
             match self.try_commit(&batch) {
                 Ok(()) => return Ok(()),
                 Err(heed::Error::Mdb(MdbError::MapFull)) => self.grow()?,
-                Err(e) => return Err(lmdb_error("commit", "")(e)),
+                Err(e) => return Err(self.write_error("commit", "", e)),
             }
         }
     }
@@ -299,14 +338,15 @@ impl KvBulk for LmdbBulk {
             if key.len() > limit {
                 return Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG });
             }
-            self.engine.db.put(&mut self.txn, key, value).map_err(lmdb_error("put", key))?;
+            self.engine.db.put(&mut self.txn, key, value).map_err(|e| self.engine.write_error("put", key, e))?;
         }
-        Ok(())
+        self.engine.mapping.check(NAME, "put", "")
     }
 
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         let LmdbBulk { txn, _remap, engine } = *self;
-        let result = txn.commit().map_err(lmdb_error("commit", ""));
+        let result =
+            engine.refuse_if_faulted().and_then(|()| txn.commit()).map_err(|e| engine.write_error("commit", "", e));
         drop(_remap);
         drop(engine);
         result
@@ -325,10 +365,11 @@ impl KvWriter for LmdbWriter {
     fn commit(mut self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
         self.engine.check_keys(&batch)?;
         let Some(mut txn) = self.txn.take() else { return self.engine.commit(batch, true) };
-        match self.engine.apply(&mut txn, &batch).and_then(|()| txn.commit()) {
+        let applied = self.engine.apply(&mut txn, &batch).and_then(|()| self.engine.refuse_if_faulted());
+        match applied.and_then(|()| txn.commit()) {
             Ok(()) => return Ok(()),
             Err(heed::Error::Mdb(MdbError::MapFull)) => {}
-            Err(e) => return Err(lmdb_error("commit", "")(e)),
+            Err(e) => return Err(self.engine.write_error("commit", "", e)),
         }
         // The map is full: the transaction is gone. Growing waits for every transaction of this
         // process to end, this one's hold on the map included; then the batch is committed again.
@@ -344,6 +385,9 @@ struct LmdbSnapshot {
     txn: Mutex<RoTxn<'static, WithoutTls>>,
     db: Db,
     _remap: parking_lot::ArcRwLockReadGuard<RawRwLock, ()>,
+    mapping: Arc<fault::Mapping>,
+    /// The bytes of the mapping in use by this snapshot: every value lies within them.
+    limit: usize,
 }
 
 impl LmdbSnapshot {
@@ -353,10 +397,21 @@ impl LmdbSnapshot {
         f: impl FnOnce(&[u8]) -> Result<R, StoreError>,
     ) -> Result<Option<R>, StoreError> {
         let txn = self.txn.lock();
-        match self.db.get(&txn, key).map_err(lmdb_error("get", key))? {
-            Some(v) => f(v).map(Some),
-            None => Ok(None),
+        let found = self.db.get(&txn, key);
+        self.mapping.check(NAME, "get", key)?;
+        let Some(value) = found.map_err(lmdb_error("get", key))? else { return Ok(None) };
+        // A damaged size would have the copy read far past the file (and allocate as much).
+        if !self.mapping.holds(value, self.limit) {
+            return Err(StoreError::Damaged {
+                backend: NAME,
+                operation: "get",
+                key: key.to_owned(),
+                what: "the value's size runs past the pages in use",
+            });
         }
+        let result = f(value);
+        self.mapping.check(NAME, "get", key)?;
+        result.map(Some)
     }
 }
 
@@ -379,13 +434,9 @@ impl KvSnapshot for LmdbSnapshot {
         let start = if from.is_empty() { Bound::Unbounded } else { Bound::Included(from) };
         let bounds = (start, Bound::Unbounded);
         let mut range = self.db.range(&txn, &bounds).map_err(lmdb_error("list", from))?;
-        match range.next() {
-            Some(entry) => {
-                let (k, _) = entry.map_err(lmdb_error("list", from))?;
-                Ok(k.starts_with(within).then(|| k.to_owned()))
-            }
-            None => Ok(None),
-        }
+        let next = range.next().transpose().map_err(lmdb_error("list", from));
+        self.mapping.check(NAME, "list", from)?;
+        Ok(next?.and_then(|(k, _)| k.starts_with(within).then(|| k.to_owned())))
     }
 
     fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
@@ -398,8 +449,18 @@ impl KvSnapshot for LmdbSnapshot {
             if !key.starts_with(prefix) {
                 break;
             }
+            // A damaged tree can lead the walk in circles; a sound one only goes forward.
+            if keys.last().is_some_and(|last: &String| last.as_str() >= key) {
+                return Err(StoreError::Damaged {
+                    backend: NAME,
+                    operation: "list",
+                    key: prefix.to_owned(),
+                    what: "keys listed out of order",
+                });
+            }
             keys.push(key.to_owned());
         }
+        self.mapping.check(NAME, "list", prefix)?;
         Ok(keys)
     }
 }

@@ -8,6 +8,7 @@
 mod layout;
 mod overlay;
 
+use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
 use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
-use super::ByteRange;
+use super::{panic, ByteRange};
 use crate::error::{OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
 
@@ -30,7 +31,8 @@ const NAME: &str = "redb";
 const FAST_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct RedbEngine {
-    db: redb::Database,
+    /// Dropped by hand (`Drop`): closing a damaged file can panic inside redb.
+    db: ManuallyDrop<redb::Database>,
     /// A fast-mode commit has not yet been made durable.
     unsynced: AtomicBool,
     /// When the last durable commit happened.
@@ -53,16 +55,7 @@ pub(crate) struct RedbOptions {
 
 impl RedbEngine {
     pub fn open(path: &Path, create: bool, options: RedbOptions) -> Result<RedbEngine, OpenError> {
-        let mut builder = redb::Builder::new();
-        if options.multi_writer && !options.read_only {
-            builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
-        }
-        if let Some(bytes) = options.cache_size {
-            builder.set_cache_size(bytes);
-        }
-        builder.set_check_integrity_on_open(options.verify);
-        // redb may panic on a damaged file instead of failing; that is a damaged file too.
-        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        RedbEngine::open_with(path, options, |builder| {
             if options.read_only {
                 // Recovery, an integrity check and closing all write; here they write to memory.
                 let file = std::fs::File::open(path).map_err(|e| redb::DatabaseError::Storage(e.into()))?;
@@ -74,15 +67,40 @@ impl RedbEngine {
             } else {
                 builder.open(path)
             }
-        }))
-        .map_err(|_| OpenError::Corrupted {
+        })
+    }
+
+    /// Open over any storage backend: the simulated disk of the fault-injection tests.
+    #[cfg(test)]
+    pub(crate) fn with_backend(
+        backend: impl redb::StorageBackend,
+        options: RedbOptions,
+    ) -> Result<RedbEngine, OpenError> {
+        RedbEngine::open_with(Path::new("(simulated disk)"), options, |builder| builder.create_with_backend(backend))
+    }
+
+    fn open_with(
+        path: &Path,
+        options: RedbOptions,
+        open: impl FnOnce(&mut redb::Builder) -> Result<redb::Database, redb::DatabaseError>,
+    ) -> Result<RedbEngine, OpenError> {
+        let mut builder = redb::Builder::new();
+        if options.multi_writer && !options.read_only {
+            builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        }
+        if let Some(bytes) = options.cache_size {
+            builder.set_cache_size(bytes);
+        }
+        builder.set_check_integrity_on_open(options.verify);
+        // redb may panic on a damaged file instead of failing; that is a damaged file too.
+        let opened = panic::catch(|| open(&mut builder)).map_err(|message| OpenError::Corrupted {
             path: path.display().to_string(),
             backend: NAME,
-            source: "redb panicked while opening the file".into(),
+            source: format!("redb panicked while opening the file: {message}").into(),
         })?;
         let db = opened.map_err(|e| open_error(path, e))?;
         Ok(RedbEngine {
-            db,
+            db: ManuallyDrop::new(db),
             unsynced: AtomicBool::new(false),
             last_sync: Mutex::new(Instant::now()),
             multi_writer: options.multi_writer && !options.read_only,
@@ -179,25 +197,28 @@ fn unpanicked<R>(
     key: &str,
     f: impl FnOnce() -> Result<R, StoreError>,
 ) -> Result<R, StoreError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+    panic::catch(f).unwrap_or_else(|message| {
         Err(StoreError::Engine {
             backend: NAME,
             operation,
             key: key.to_owned(),
-            source: "redb panicked: the file is damaged (`zarrdb check` verifies every page)".into(),
+            source: format!("redb panicked ({message}): the file is damaged (`zarrdb check` verifies every page)")
+                .into(),
         })
     })
 }
 
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let txn = self.db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
-        let table = match txn.open_table(TABLE) {
-            Ok(t) => Some(t),
-            Err(redb::TableError::TableDoesNotExist(_)) => None,
-            Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
-        };
-        Ok(Arc::new(RedbSnapshot { table }))
+        unpanicked("begin_read", "", || {
+            let txn = self.db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
+            let table = match txn.open_table(TABLE) {
+                Ok(t) => Some(t),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+            };
+            Ok(Arc::new(RedbSnapshot { table }) as Arc<dyn KvSnapshot>)
+        })
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
@@ -282,8 +303,13 @@ impl Drop for RedbEngine {
         // fast-mode database closed cleanly would otherwise lose them. An empty durable commit
         // persists them. An error here has no caller to go to; the commits stay lost as after a crash.
         if self.unsynced.load(Ordering::Acquire) {
-            let _ = self.apply(&WriteBatch::default(), true);
+            let _ = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true));
         }
+        // SAFETY: `db` is taken once, here, and `self` is not used after `drop`.
+        let db = unsafe { ManuallyDrop::take(&mut self.db) };
+        // Closing commits redb's allocator state, which reads the tree: on a damaged file that can
+        // panic, and a panic escaping `drop` would end the program (or abort it while unwinding).
+        let _ = panic::catch(move || drop(db));
     }
 }
 
@@ -336,6 +362,10 @@ impl RedbSnapshot {
         }
         Ok(out)
     }
+}
+
+fn out_of_order(operation: &'static str, key: &str) -> StoreError {
+    StoreError::Damaged { backend: NAME, operation, key: key.to_owned(), what: "keys listed out of order" }
 }
 
 /// A segment the value's length says must exist is absent or short: the file is damaged.
@@ -394,6 +424,9 @@ impl RedbSnapshot {
             let Some(entry) = range.next() else { return Ok(None) };
             let (k, _) = entry.map_err(engine_error(NAME, "list", from))?;
             let k = k.value();
+            if k < start.as_slice() {
+                return Err(out_of_order("list", from));
+            }
             if continuation_index(k).is_some() {
                 // Landed inside a value's segments (`from` ended in NUL): step past them.
                 let nul = k.iter().position(|&b| b == 0).unwrap_or(k.len());
@@ -415,7 +448,12 @@ impl RedbSnapshot {
                 break;
             }
             if continuation_index(k).is_none() {
-                keys.push(utf8(k, prefix)?);
+                let key = utf8(k, prefix)?;
+                // A damaged tree can lead the walk in circles; a sound one only goes forward.
+                if keys.last().is_some_and(|last: &String| *last >= key) {
+                    return Err(out_of_order("list", prefix));
+                }
+                keys.push(key);
             }
         }
         Ok(keys)
