@@ -106,7 +106,7 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
 /// import would write (Zarr v2, a v1 array, the 2020 draft), with a note on stderr; and an error
 /// when it holds no Zarr hierarchy at all, rather than an empty implicit group.
 fn v3_or_converted(path: &str, plain: Arc<dyn Store>) -> Result<Arc<dyn Store>, CliError> {
-    if plain.get("zarr.json")?.is_some() {
+    if plain.size("zarr.json")?.is_some() {
         return Ok(plain);
     }
     match ConvertedStore::open(path) {

@@ -88,6 +88,10 @@ impl Group {
 /// Read and parse the `zarr.json` of `path`, if any.
 pub(crate) fn read_metadata(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
     let key = path.metadata_key();
+    // An absurd document is refused before it is read into memory at all.
+    if let Some(bytes) = store.size(&key)? {
+        crate::metadata::json::check_size(bytes).map_err(|source| Error::Metadata { key: key.clone(), source })?;
+    }
     match store.get(&key)? {
         None => Ok(None),
         Some(bytes) => NodeMetadata::from_json(&bytes).map(Some).map_err(|source| Error::Metadata { key, source }),

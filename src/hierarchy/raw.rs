@@ -142,7 +142,7 @@ fn wants_consolidation(bytes: &[u8]) -> Option<serde_json::Map<String, Value>> {
     if !bytes.windows(needle.len()).any(|w| w == needle) {
         return None;
     }
-    match serde_json::from_slice(bytes) {
+    match crate::metadata::json::parse(bytes) {
         Ok(Value::Object(obj))
             if obj.get("node_type").and_then(Value::as_str) == Some("group")
                 && obj.get(consolidated::MEMBER).is_some_and(|m| !m.is_null()) =>

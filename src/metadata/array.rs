@@ -91,7 +91,7 @@ impl ArrayMetadata {
 
     /// Parse and validate a `zarr.json` that must describe an array.
     pub fn from_json(bytes: &[u8]) -> Result<ArrayMetadata, MetadataError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })?;
+        let value: Value = super::json::parse(bytes)?;
         let obj = as_object(&value, "(document)")?;
         super::check_header(obj, "array")?;
         ArrayMetadata::from_object(obj)

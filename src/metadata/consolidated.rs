@@ -81,7 +81,7 @@ pub(crate) fn add_implicit_groups(nodes: &mut BTreeMap<String, Value>) {
 /// (a group written with consolidated metadata through `RawAccess`).
 pub(crate) fn entry(bytes: &[u8]) -> Result<(super::NodeMetadata, Value, bool), MetadataError> {
     let metadata = super::NodeMetadata::from_json(bytes)?;
-    let mut value: Value = serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })?;
+    let mut value: Value = super::json::parse(bytes)?;
     let had_member = value.as_object_mut().and_then(|obj| obj.remove(MEMBER)).is_some();
     Ok((metadata, value, had_member))
 }

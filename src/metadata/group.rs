@@ -30,7 +30,7 @@ impl GroupMetadata {
 
     /// Parse and validate a `zarr.json` that must describe a group.
     pub fn from_json(bytes: &[u8]) -> Result<GroupMetadata, MetadataError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })?;
+        let value: Value = super::json::parse(bytes)?;
         let obj = as_object(&value, "(document)")?;
         super::check_header(obj, "group")?;
         GroupMetadata::from_object(obj)

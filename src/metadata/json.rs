@@ -5,6 +5,25 @@ use serde_json::{Map, Value};
 
 use crate::error::MetadataError;
 
+/// The largest metadata document zarrdb parses. A parsed document takes several times its size
+/// in memory; no real one comes near this (at roughly 1.5 KiB per array document,
+/// consolidated metadata of 100,000 arrays is about 150 MiB), while a hostile or damaged one can be any size.
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
+
+/// Parse a metadata document, refusing one above [`MAX_DOCUMENT_BYTES`] before parsing.
+pub(crate) fn parse(bytes: &[u8]) -> Result<Value, MetadataError> {
+    check_size(bytes.len() as u64)?;
+    serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })
+}
+
+/// `TooLarge` for a document of `bytes` above [`MAX_DOCUMENT_BYTES`].
+pub(crate) fn check_size(bytes: u64) -> Result<(), MetadataError> {
+    match bytes > MAX_DOCUMENT_BYTES {
+        true => Err(MetadataError::TooLarge { bytes, limit: MAX_DOCUMENT_BYTES }),
+        false => Ok(()),
+    }
+}
+
 /// Short rendering of a JSON value for error messages (never the whole document).
 pub(crate) fn describe(value: &Value) -> String {
     let text = match value {

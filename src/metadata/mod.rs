@@ -48,7 +48,7 @@ impl NodeMetadata {
     /// assert!(NodeMetadata::from_json(br#"{"zarr_format": 2}"#).is_err());
     /// ```
     pub fn from_json(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|source| MetadataError::Json { source })?;
+        let value: Value = json::parse(bytes)?;
         let obj = as_object(&value, "(document)")?;
         array::zarr_format(obj)?;
         let node_type = as_str(required(obj, "node_type", "node_type")?, "node_type")?;

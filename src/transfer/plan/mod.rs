@@ -201,6 +201,8 @@ impl Source<'_> {
     /// A metadata key's bytes and its JSON.
     fn json(&mut self, key: &str) -> Result<(Vec<u8>, Value), PlanError> {
         let bytes = self.read(key)?;
+        crate::metadata::json::check_size(bytes.len() as u64)
+            .map_err(|source| PlanError::InvalidMetadata { key: key.to_owned(), source })?;
         let value =
             serde_json::from_slice(&bytes).map_err(|source| PlanError::InvalidJson { key: key.to_owned(), source })?;
         Ok((bytes, value))
