@@ -25,6 +25,8 @@ mod array;
 mod codec;
 mod db;
 mod error;
+#[cfg(test)]
+mod fault_model;
 mod hierarchy;
 mod metadata;
 mod store;

@@ -198,6 +198,18 @@ impl DatabaseBuilder {
 
     fn open_at(&self, path: &Path, create: bool) -> Result<Database, Error> {
         let engine = open::open_engine(self, path, create)?;
+        Ok(self.with_engine(engine, path))
+    }
+
+    /// A database over an engine opened by hand (the simulated disk of the fault-injection
+    /// tests), its format marker checked or written.
+    #[cfg(test)]
+    pub(crate) fn open_engine(&self, engine: Arc<dyn KvEngine>, path: &Path) -> Result<Database, Error> {
+        open::check_format(engine.as_ref(), &path.display().to_string(), self.read_only)?;
+        Ok(self.with_engine(engine, path))
+    }
+
+    fn with_engine(&self, engine: Arc<dyn KvEngine>, path: &Path) -> Database {
         let shared = Arc::new(DbShared {
             engine,
             path: path.to_path_buf(),
@@ -207,7 +219,7 @@ impl DatabaseBuilder {
             writer_thread: Mutex::new(None),
             group: group_commit::GroupCommit::default(),
         });
-        Ok(Database { shared })
+        Database { shared }
     }
 }
 

@@ -126,7 +126,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
 }
 
 /// Read the format marker, or write it into a database that has none yet.
-fn check_format(engine: &dyn KvEngine, path: &str, read_only: bool) -> Result<(), Error> {
+pub(super) fn check_format(engine: &dyn KvEngine, path: &str, read_only: bool) -> Result<(), Error> {
     let key = format!("{RESERVED_PREFIX}format");
     let expected = format!("{{\"zarrdb_format\":{FORMAT_VERSION}}}");
     match engine.snapshot()?.get(&key)? {
