@@ -29,6 +29,8 @@ const DEFAULT_MAP_SIZE: usize = 1 << 40;
 const GROW_WAIT: Duration = Duration::from_secs(30);
 
 type Db = heed::Database<Str, Bytes>;
+/// A hold on the map: taken by every transaction, so a remap waits for them all.
+type RemapGuard = parking_lot::ArcRwLockReadGuard<RawRwLock, ()>;
 
 pub(crate) struct LmdbEngine {
     env: heed::Env<WithoutTls>,
@@ -240,6 +242,39 @@ impl LmdbEngine {
         self.mapping.refresh(&self.data);
         Ok(())
     }
+
+    /// Take the map size another process grew the file to (LMDB's `MDB_MAP_RESIZED`: the data
+    /// now reaches past this process's map). Waits, like `grow`, for this process's snapshots.
+    fn adopt_map_size(&self) -> Result<(), StoreError> {
+        let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
+            return Err(StoreError::Engine {
+                backend: NAME,
+                operation: "adopt map size",
+                key: String::new(),
+                source: "another process grew the LMDB map and read snapshots held open for 30 s keep this one from following".into(),
+            });
+        };
+        // SAFETY: `remap` is held exclusively, so no transaction of this process is active; a
+        // size of 0 makes LMDB take the size recorded in the file.
+        unsafe { self.env.resize(0) }.map_err(lmdb_error("adopt map size", ""))?;
+        self.mapping.refresh(&self.data);
+        Ok(())
+    }
+
+    /// A write transaction with the hold on the map it needs, following a map another process
+    /// grew.
+    fn begin_write(&self) -> Result<(RemapGuard, RwTxn<'_>), StoreError> {
+        loop {
+            let remap = self.remap.read_arc_recursive();
+            match self.env.write_txn() {
+                Err(heed::Error::Mdb(MdbError::MapResized)) => {
+                    drop(remap);
+                    self.adopt_map_size()?;
+                }
+                other => return Ok((remap, other.map_err(lmdb_error("begin_write", ""))?)),
+            }
+        }
+    }
 }
 
 /// Refuse a `data.mdb` shorter than the pages its meta page says are in use. LMDB maps the file
@@ -263,10 +298,18 @@ fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenErro
 
 impl KvEngine for LmdbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        // Recursive: a new reader must not queue behind a growth that waits for older readers.
-        let guard = self.remap.read_arc_recursive();
         self.mapping.check(NAME, "begin_read", "")?;
-        let txn = self.env.clone().static_read_txn().map_err(lmdb_error("begin_read", ""))?;
+        let (guard, txn) = loop {
+            // Recursive: a new reader must not queue behind a growth that waits for older readers.
+            let guard = self.remap.read_arc_recursive();
+            match self.env.clone().static_read_txn() {
+                Err(heed::Error::Mdb(MdbError::MapResized)) => {
+                    drop(guard);
+                    self.adopt_map_size()?;
+                }
+                other => break (guard, other.map_err(lmdb_error("begin_read", ""))?),
+            }
+        };
         // The pages this snapshot may read: those in use when it began (its meta page's).
         let info = self.env.info();
         let limit = (info.last_page_number.saturating_add(1)).saturating_mul(self.env.stat().page_size as usize);
@@ -286,6 +329,7 @@ impl KvEngine for LmdbEngine {
             match self.try_commit(&batch) {
                 Ok(()) => return Ok(()),
                 Err(heed::Error::Mdb(MdbError::MapFull)) => self.grow()?,
+                Err(heed::Error::Mdb(MdbError::MapResized)) => self.adopt_map_size()?,
                 Err(e) => return Err(self.write_error("commit", "", e)),
             }
         }
@@ -301,8 +345,7 @@ impl KvEngine for LmdbEngine {
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         self.writable("a write transaction")?;
-        let remap = self.remap.read_arc_recursive();
-        let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
+        let (remap, txn) = self.begin_write()?;
         // SAFETY: the transaction borrows `self.env`, which lives inside the `Arc<LmdbEngine>`
         // that the same `LmdbWriter` holds: the Arc keeps it alive and at a fixed address, and the
         // transaction, declared first, is dropped (or committed) before the Arc.
@@ -313,8 +356,7 @@ impl KvEngine for LmdbEngine {
     fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
         self.reserve(expected_bytes)?;
-        let remap = self.remap.read_arc_recursive();
-        let txn = self.env.write_txn().map_err(lmdb_error("begin_write", ""))?;
+        let (remap, txn) = self.begin_write()?;
         // SAFETY: as in `lock_writer`: the Arc held beside the transaction keeps the environment
         // alive and in place, and the transaction, declared first, goes before it.
         let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
@@ -327,7 +369,7 @@ impl KvEngine for LmdbEngine {
 /// batch, the values cannot be replayed after growing it.
 struct LmdbBulk {
     txn: RwTxn<'static>,
-    _remap: parking_lot::ArcRwLockReadGuard<RawRwLock, ()>,
+    _remap: RemapGuard,
     engine: Arc<LmdbEngine>,
 }
 
@@ -357,7 +399,7 @@ impl KvBulk for LmdbBulk {
 /// LMDB's writer lock spans processes, so no other process commits in between.
 struct LmdbWriter {
     txn: Option<RwTxn<'static>>,
-    remap: Option<parking_lot::ArcRwLockReadGuard<RawRwLock, ()>>,
+    remap: Option<RemapGuard>,
     engine: Arc<LmdbEngine>,
 }
 
@@ -384,7 +426,7 @@ struct LmdbSnapshot {
     /// LMDB lets one thread at a time use a read transaction.
     txn: Mutex<RoTxn<'static, WithoutTls>>,
     db: Db,
-    _remap: parking_lot::ArcRwLockReadGuard<RawRwLock, ()>,
+    _remap: RemapGuard,
     mapping: Arc<fault::Mapping>,
     /// The bytes of the mapping in use by this snapshot: every value lies within them.
     limit: usize,
