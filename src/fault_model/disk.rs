@@ -76,12 +76,8 @@ impl Disk {
                         2 => 0,
                         _ => (pick(data.len().div_ceil(SECTOR).max(1) as u64) as usize * SECTOR).min(data.len()),
                     };
-                    let at = *offset as usize;
                     if kept > 0 {
-                        if image.len() < at + kept {
-                            image.resize(at + kept, 0);
-                        }
-                        image[at..at + kept].copy_from_slice(&data[..kept]);
+                        put(&mut image, *offset, &data[..kept]);
                     }
                 }
             }
@@ -93,6 +89,15 @@ impl Disk {
     pub fn image(&self) -> Vec<u8> {
         self.state.lock().current.clone()
     }
+}
+
+/// Write `data` into `image` at `offset`, extending it with zeros as needed.
+fn put(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
+    let at = offset as usize;
+    if image.len() < at + data.len() {
+        image.resize(at + data.len(), 0);
+    }
+    image[at..at + data.len()].copy_from_slice(data);
 }
 
 impl State {
@@ -148,13 +153,7 @@ impl StorageBackend for Disk {
         for change in pending {
             match change {
                 Pending::SetLen(len) => state.durable.resize(len as usize, 0),
-                Pending::Write(offset, data) => {
-                    let at = offset as usize;
-                    if state.durable.len() < at + data.len() {
-                        state.durable.resize(at + data.len(), 0);
-                    }
-                    state.durable[at..at + data.len()].copy_from_slice(&data);
-                }
+                Pending::Write(offset, data) => put(&mut state.durable, offset, &data),
             }
         }
         Ok(())
@@ -163,11 +162,7 @@ impl StorageBackend for Disk {
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut state = self.state.lock();
         state.call()?;
-        let at = offset as usize;
-        if state.current.len() < at + data.len() {
-            state.current.resize(at + data.len(), 0);
-        }
-        state.current[at..at + data.len()].copy_from_slice(data);
+        put(&mut state.current, offset, data);
         state.pending.push(Pending::Write(offset, data.to_vec()));
         Ok(())
     }

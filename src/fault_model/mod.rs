@@ -169,19 +169,18 @@ struct Tally {
     in_flight_kept: u64,
     /// Sequences that crashed while creating the database, leaving no database.
     creation_lost: u64,
-    /// Transactions that failed although the disk had not: each is a bug. The first one's error.
+    /// Transactions that failed although the disk had not, with their errors: each is a bug.
     spurious: Vec<String>,
 }
 
 /// One sequence; `Err` describes a broken promise.
 fn sequence(seed: u64, durability: Durability, tally: &mut Tally) -> Result<(), String> {
     let mut rng = Rng(seed.wrapping_mul(0xA076_1D64_78BD_642F));
-    let disk = Disk::default();
+    let mut disk = Disk::default();
     // Most sequences fail somewhere between the first open and the last commit.
     // Fast mode syncs less, so it makes fewer calls.
     let calls = if durability == Durability::Durable { 250 } else { 120 };
     disk.fail_after(rng.below(calls));
-    let mut disk = disk;
     let mut acked = Model::new();
     let mut history = vec![Model::new()];
     let mut in_flight = None;

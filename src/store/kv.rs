@@ -130,7 +130,6 @@ pub(crate) fn slice_range(key: &str, value: &[u8], range: ByteRange) -> Result<V
     Ok(value[r].to_vec())
 }
 
-/// Wrap an engine's own error with the operation and key it happened on.
 /// What every engine answers to a write on a handle opened read-only (`DatabaseBuilder::read_only`).
 pub(crate) fn refuse_if_read_only(read_only: bool, operation: &'static str) -> Result<(), StoreError> {
     match read_only {
@@ -139,6 +138,13 @@ pub(crate) fn refuse_if_read_only(read_only: bool, operation: &'static str) -> R
     }
 }
 
+/// What every engine answers when a walk over its keys goes backwards: a damaged tree can lead it
+/// in circles, a sound one only goes forward.
+pub(crate) fn out_of_order(backend: &'static str, operation: &'static str, key: &str) -> StoreError {
+    StoreError::Damaged { backend, operation, key: key.to_owned(), what: "keys listed out of order" }
+}
+
+/// Wrap an engine's own error with the operation and key it happened on.
 pub(crate) fn engine_error<E>(backend: &'static str, operation: &'static str, key: &str) -> impl FnOnce(E) -> StoreError
 where
     E: std::error::Error + Send + Sync + 'static,

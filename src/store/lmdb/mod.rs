@@ -17,7 +17,7 @@ use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
 use parking_lot::{Mutex, RawRwLock, RwLock};
 
-use super::kv::{refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{out_of_order, refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -228,50 +228,58 @@ impl LmdbEngine {
 
     /// Double the map. Waits for this process's snapshots to end.
     fn grow(&self) -> Result<(), StoreError> {
-        let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
-            return Err(StoreError::Engine {
-                backend: NAME,
-                operation: "grow map",
-                key: String::new(),
-                source: "the LMDB map is full and read snapshots held open for 30 s keep it from growing".into(),
-            });
-        };
-        let size = self.env.info().map_size;
-        // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
-        unsafe { self.env.resize(size.saturating_mul(2)) }.map_err(lmdb_error("grow map", ""))?;
-        self.mapping.refresh(&self.data);
-        Ok(())
+        self.remap_to(
+            "grow map",
+            "the LMDB map is full and read snapshots held open for 30 s keep it from growing",
+            |size| size.saturating_mul(2),
+        )
     }
 
     /// Take the map size another process grew the file to (LMDB's `MDB_MAP_RESIZED`: the data
     /// now reaches past this process's map). Waits, like `grow`, for this process's snapshots.
     fn adopt_map_size(&self) -> Result<(), StoreError> {
+        // A size of 0 makes LMDB take the size recorded in the file.
+        self.remap_to(
+            "adopt map size",
+            "another process grew the LMDB map and read snapshots held open for 30 s keep this one from following",
+            |_| 0,
+        )
+    }
+
+    /// Map the file again, at `size(current map size)`, once no transaction of this process is
+    /// active (at most `GROW_WAIT`; then `blocked` says why not).
+    fn remap_to(
+        &self,
+        operation: &'static str,
+        blocked: &'static str,
+        size: impl FnOnce(usize) -> usize,
+    ) -> Result<(), StoreError> {
         let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
-            return Err(StoreError::Engine {
-                backend: NAME,
-                operation: "adopt map size",
-                key: String::new(),
-                source: "another process grew the LMDB map and read snapshots held open for 30 s keep this one from following".into(),
-            });
+            return Err(StoreError::Engine { backend: NAME, operation, key: String::new(), source: blocked.into() });
         };
-        // SAFETY: `remap` is held exclusively, so no transaction of this process is active; a
-        // size of 0 makes LMDB take the size recorded in the file.
-        unsafe { self.env.resize(0) }.map_err(lmdb_error("adopt map size", ""))?;
+        let size = size(self.env.info().map_size);
+        // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
+        unsafe { self.env.resize(size) }.map_err(lmdb_error(operation, ""))?;
         self.mapping.refresh(&self.data);
         Ok(())
     }
 
-    /// A write transaction with the hold on the map it needs, following a map another process
-    /// grew.
-    fn begin_write(&self) -> Result<(RemapGuard, RwTxn<'_>), StoreError> {
+    /// A transaction (`begin`) with the hold on the map it needs, following a map another
+    /// process grew.
+    fn begin<T>(
+        &self,
+        operation: &'static str,
+        begin: impl Fn() -> heed::Result<T>,
+    ) -> Result<(RemapGuard, T), StoreError> {
         loop {
+            // Recursive: a new reader must not queue behind a growth that waits for older readers.
             let remap = self.remap.read_arc_recursive();
-            match self.env.write_txn() {
+            match begin() {
                 Err(heed::Error::Mdb(MdbError::MapResized)) => {
                     drop(remap);
                     self.adopt_map_size()?;
                 }
-                other => return Ok((remap, other.map_err(lmdb_error("begin_write", ""))?)),
+                other => return Ok((remap, other.map_err(lmdb_error(operation, ""))?)),
             }
         }
     }
@@ -284,8 +292,7 @@ fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenErro
     let data = path.join("data.mdb");
     let len =
         std::fs::metadata(&data).map_err(|source| OpenError::Io { path: data.display().to_string(), source })?.len();
-    let pages = (env.info().last_page_number as u64).saturating_add(1);
-    let needed = pages.saturating_mul(u64::from(env.stat().page_size));
+    let needed = bytes_in_use(env);
     if len < needed {
         return Err(OpenError::Corrupted {
             path: path.display().to_string(),
@@ -296,23 +303,17 @@ fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenErro
     Ok(())
 }
 
+/// The bytes of `data.mdb` its meta page says are in use: every page up to the last one.
+fn bytes_in_use(env: &heed::Env<WithoutTls>) -> u64 {
+    (env.info().last_page_number as u64).saturating_add(1).saturating_mul(u64::from(env.stat().page_size))
+}
+
 impl KvEngine for LmdbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         self.mapping.check(NAME, "begin_read", "")?;
-        let (guard, txn) = loop {
-            // Recursive: a new reader must not queue behind a growth that waits for older readers.
-            let guard = self.remap.read_arc_recursive();
-            match self.env.clone().static_read_txn() {
-                Err(heed::Error::Mdb(MdbError::MapResized)) => {
-                    drop(guard);
-                    self.adopt_map_size()?;
-                }
-                other => break (guard, other.map_err(lmdb_error("begin_read", ""))?),
-            }
-        };
+        let (guard, txn) = self.begin("begin_read", || self.env.clone().static_read_txn())?;
         // The pages this snapshot may read: those in use when it began (its meta page's).
-        let info = self.env.info();
-        let limit = (info.last_page_number.saturating_add(1)).saturating_mul(self.env.stat().page_size as usize);
+        let limit = usize::try_from(bytes_in_use(&self.env)).unwrap_or(usize::MAX);
         Ok(Arc::new(LmdbSnapshot {
             txn: Mutex::new(txn),
             db: self.db,
@@ -345,7 +346,7 @@ impl KvEngine for LmdbEngine {
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         self.writable("a write transaction")?;
-        let (remap, txn) = self.begin_write()?;
+        let (remap, txn) = self.begin("begin_write", || self.env.write_txn())?;
         // SAFETY: the transaction borrows `self.env`, which lives inside the `Arc<LmdbEngine>`
         // that the same `LmdbWriter` holds: the Arc keeps it alive and at a fixed address, and the
         // transaction, declared first, is dropped (or committed) before the Arc.
@@ -356,7 +357,7 @@ impl KvEngine for LmdbEngine {
     fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
         self.reserve(expected_bytes)?;
-        let (remap, txn) = self.begin_write()?;
+        let (remap, txn) = self.begin("begin_write", || self.env.write_txn())?;
         // SAFETY: as in `lock_writer`: the Arc held beside the transaction keeps the environment
         // alive and in place, and the transaction, declared first, goes before it.
         let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
@@ -491,14 +492,8 @@ impl KvSnapshot for LmdbSnapshot {
             if !key.starts_with(prefix) {
                 break;
             }
-            // A damaged tree can lead the walk in circles; a sound one only goes forward.
             if keys.last().is_some_and(|last: &String| last.as_str() >= key) {
-                return Err(StoreError::Damaged {
-                    backend: NAME,
-                    operation: "list",
-                    key: prefix.to_owned(),
-                    what: "keys listed out of order",
-                });
+                return Err(out_of_order(NAME, "list", prefix));
             }
             keys.push(key.to_owned());
         }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
-use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{engine_error, out_of_order, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::{panic, ByteRange};
 use crate::error::{OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
@@ -364,10 +364,6 @@ impl RedbSnapshot {
     }
 }
 
-fn out_of_order(operation: &'static str, key: &str) -> StoreError {
-    StoreError::Damaged { backend: NAME, operation, key: key.to_owned(), what: "keys listed out of order" }
-}
-
 /// A segment the value's length says must exist is absent or short: the file is damaged.
 fn missing_segment(key: &str, index: usize) -> StoreError {
     StoreError::Engine {
@@ -425,7 +421,7 @@ impl RedbSnapshot {
             let (k, _) = entry.map_err(engine_error(NAME, "list", from))?;
             let k = k.value();
             if k < start.as_slice() {
-                return Err(out_of_order("list", from));
+                return Err(out_of_order(NAME, "list", from));
             }
             if continuation_index(k).is_some() {
                 // Landed inside a value's segments (`from` ended in NUL): step past them.
@@ -451,7 +447,7 @@ impl RedbSnapshot {
                 let key = utf8(k, prefix)?;
                 // A damaged tree can lead the walk in circles; a sound one only goes forward.
                 if keys.last().is_some_and(|last: &String| *last >= key) {
-                    return Err(out_of_order("list", prefix));
+                    return Err(out_of_order(NAME, "list", prefix));
                 }
                 keys.push(key);
             }
