@@ -35,9 +35,10 @@ impl Database {
     /// Open the database at `path`; create it when `create` is true and nothing is there.
     /// `backend` is "redb" (default), "lmdb" or "sled"; `durability` "durable" (default) or "fast";
     /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
-    /// too can read and write it at the same time.
+    /// too can read and write it at the same time; `cache_size` is redb's page cache in bytes
+    /// (`registry::DEFAULT_REDB_CACHE` when None).
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None))]
     fn open(
         py: Python<'_>,
         path: std::path::PathBuf,
@@ -45,6 +46,7 @@ impl Database {
         backend: Option<&str>,
         durability: Option<&str>,
         multi_process: bool,
+        cache_size: Option<usize>,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -65,7 +67,9 @@ impl Database {
                 )))
             }
         };
-        let db = py.detach(|| registry::open(&path, create, backend, durability, multi_process)).map_err(to_py)?;
+        let db = py
+            .detach(|| registry::open(&path, create, backend, durability, multi_process, cache_size))
+            .map_err(to_py)?;
         Ok(Database { db })
     }
 

@@ -11,6 +11,16 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use zarrdb::{Backend, Database, Durability};
 
+/// redb's page cache for databases opened from Python, unless the opener asks for another size.
+///
+/// redb's own default (1 GiB) keeps every page it reads, so a process reading a large array
+/// touches as much fresh memory as it reads, and on these machines the first touch of fresh
+/// memory is slower than the read itself: zarr-python reading the 256 MB big_zstd array in a fresh
+/// process ran at 383 MB/s with redb's default against 568 MB/s with 64 MiB (LocalStore 610), and
+/// writing it at 258 against 284 MB/s (docs/benchmarks.md, "Python: redb's cache"). A smaller
+/// cache recycles its buffers; the kernel's page cache still keeps the file.
+pub(crate) const DEFAULT_REDB_CACHE: usize = 64 << 20;
+
 /// A shared open database.
 pub(crate) struct Entry {
     pub(crate) db: Database,
@@ -34,15 +44,16 @@ fn identity(path: &Path) -> PathBuf {
     }
 }
 
-/// The live handle on `path`, or a new one. The first opener's durability and multi-process mode
-/// apply to every store sharing the handle; asking for another backend than the open one is an
-/// error.
+/// The live handle on `path`, or a new one. The first opener's durability, multi-process mode and
+/// cache size apply to every store sharing the handle; asking for another backend than the open
+/// one is an error.
 pub(crate) fn open(
     path: &Path,
     create: bool,
     backend: Backend,
     durability: Durability,
     multi_process: bool,
+    cache_size: Option<usize>,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
     let id = identity(path);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
@@ -64,7 +75,11 @@ pub(crate) fn open(
         return Ok(entry);
     }
     let mut builder = Database::builder();
-    builder.backend(backend).durability(durability).redb_multi_writer(multi_process);
+    builder
+        .backend(backend)
+        .durability(durability)
+        .redb_multi_writer(multi_process)
+        .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE));
     let db = if create { builder.create(path)? } else { builder.open(path)? };
     let entry = Arc::new(Entry { db });
     handles.insert(id, Arc::downgrade(&entry));

@@ -159,7 +159,7 @@ async def test_other_backends(tmp_path: Path, backend: str) -> None:
 
 
 def test_read_length_decides_where_a_read_runs() -> None:
-    from zarrdb._store import _read_length
+    from zarrdb._placement import read_length as _read_length
 
     sizes = {"big": 5 << 20, "small": 10}
     size = lambda key: (lambda: sizes.get(key))  # noqa: E731

@@ -2,12 +2,9 @@
 
 The engine does the work (``zarrdb._native``, a thin binding over the Rust library); this module
 only adapts it to zarr-python: argument checks, read-only refusal, lazy opening, and where each
-engine call runs. The GIL is released inside every engine call. Reads of values up to
-``_INLINE_READ_BYTES`` run on the calling thread, even on the event loop: one costs microseconds (a
-page-cache lookup), while a hop to a worker thread costs tens of microseconds, which per 4 KiB
-chunk is most of the read. Larger values (a shard, a big chunk) are read in a worker thread, so
-the event loop is never held for a long copy; telling them apart costs one size lookup. Calls that
-can wait (writes wait for the writer lock and the fsync; listings walk many keys) run in a worker
+engine call runs. The GIL is released inside every engine call. Small reads run on the calling
+thread, even on the event loop, and large ones in a worker thread (``_placement`` says why and how
+they are told apart). Calls that can wait (writes wait for the writer lock and the fsync; listings walk many keys) run in a worker
 thread of this module's pool (``_in_worker``), so concurrent writes are in flight together and
 share one commit.
 """
@@ -33,6 +30,7 @@ from zarr.abc.store import (
 from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
 
 from . import _native
+from ._placement import Range, ReadPlacement
 
 __all__ = ["ZarrdbStore"]
 
@@ -47,10 +45,6 @@ _DURABILITIES = ("durable", "fast")
 # zarr-python's codecs: zarr-python issues up to `async.concurrency` writes at once, and group
 # commit can only batch the writes that are in flight together. Threads start on demand.
 _POOL_THREADS = 32
-
-# Reads of at most this many bytes run on the calling thread (see the module's docstring): about
-# a tenth of a millisecond of copying.
-_INLINE_READ_BYTES = 1 << 20
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_pid = -1
 _pool_lock = threading.Lock()
@@ -72,12 +66,7 @@ async def _in_worker(function: Any, *args: Any) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
 
 
-# The engine takes a range as (offset, length) with length None for "to the end", or
-# (None, n) for the last n bytes.
-_Range = tuple[int | None, int | None] | None
-
-
-def _engine_range(byte_range: ByteRequest | None) -> _Range:
+def _engine_range(byte_range: ByteRequest | None) -> Range:
     if byte_range is None:
         return None
     if isinstance(byte_range, RangeByteRequest):
@@ -87,21 +76,6 @@ def _engine_range(byte_range: ByteRequest | None) -> _Range:
     if isinstance(byte_range, SuffixByteRequest):
         return (None, byte_range.suffix)
     raise TypeError(f"Unexpected byte_range, got {byte_range}.")
-
-
-def _read_length(engine_range: _Range, size: Any) -> int:
-    """How many bytes a read of ``engine_range`` returns at most; ``size()`` gives the value's
-    size (None when absent) and is called only when the range does not say."""
-    if engine_range is not None:
-        offset, length = engine_range
-        if length is not None:
-            return length
-    whole = size()
-    if whole is None:
-        return 0
-    if engine_range is not None and engine_range[0] is not None:
-        return max(whole - engine_range[0], 0)
-    return whole
 
 
 def _buffer(value: _native.Value | None, prototype: BufferPrototype) -> Buffer | None:
@@ -151,6 +125,11 @@ class ZarrdbStore(Store):
         serve consolidated metadata computed afresh on each read instead of storing a copy that
         later writes would make stale. On by default; off, every key is plain bytes (what
         zarr-python's store conformance suite expects of a key/value store).
+    cache_size
+        redb only: the bytes of redb's page cache (default 64 MiB). A larger cache keeps more of
+        the file in the process between reads of the same data; a fresh process reading an
+        array once is faster with a small one, which recycles its memory (docs/python.md). Like
+        the durability, the first opener's size holds for every store of the process on the path.
     """
 
     supports_writes: bool = True
@@ -162,6 +141,8 @@ class ZarrdbStore(Store):
     _durability: Durability | None
     _multi_process: bool
     _validate_metadata: bool
+    _cache_size: int | None
+    _placement: ReadPlacement
     _db: _native.Database | None
     _native_store: _native.Store | None
     # A snapshot or transaction store: fixed at creation, never reopened by path.
@@ -176,12 +157,17 @@ class ZarrdbStore(Store):
         durability: Durability | None = None,
         multi_process: bool | None = None,
         validate_metadata: bool = True,
+        cache_size: int | None = None,
     ) -> None:
         super().__init__(read_only=read_only)
         if backend is not None and backend not in _BACKENDS:
             raise ValueError(f"unknown backend {backend!r}: expected one of {_BACKENDS}")
         if durability is not None and durability not in _DURABILITIES:
             raise ValueError(f"unknown durability {durability!r}: expected one of {_DURABILITIES}")
+        if cache_size is not None and (
+            isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0
+        ):
+            raise ValueError(f"cache_size must be a number of bytes (an int >= 0), not {cache_size!r}")
         # Absolute, so a pickled store reopens the same file from another working directory.
         self.path = os.path.abspath(os.fspath(path))
         self._backend = backend
@@ -190,6 +176,8 @@ class ZarrdbStore(Store):
         # fast durability is single-process only (another process reads only what was synced).
         self._multi_process = durability != "fast" if multi_process is None else multi_process
         self._validate_metadata = validate_metadata
+        self._cache_size = cache_size
+        self._placement = ReadPlacement()
         self._db = None
         self._native_store = None
         self._fixed = False
@@ -216,7 +204,12 @@ class ZarrdbStore(Store):
         if self.read_only and not os.path.exists(self.path):
             return None
         db = _native.Database.open(
-            self.path, not self.read_only, self._backend, self._durability, self._multi_process
+            self.path,
+            not self.read_only,
+            self._backend,
+            self._durability,
+            self._multi_process,
+            self._cache_size,
         )
         self._db = db
         self._native_store = db.store().with_checks(self._validate_metadata)
@@ -266,6 +259,7 @@ class ZarrdbStore(Store):
             durability=self._durability,
             multi_process=self._multi_process,
             validate_metadata=self._validate_metadata,
+            cache_size=self._cache_size,
         )
 
     # -- identity ------------------------------------------------------------------------------
@@ -305,6 +299,7 @@ class ZarrdbStore(Store):
             "durability": self._durability,
             "multi_process": self._multi_process,
             "validate_metadata": self._validate_metadata,
+            "cache_size": self._cache_size,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -315,11 +310,12 @@ class ZarrdbStore(Store):
             durability=state["durability"],
             multi_process=state.get("multi_process"),
             validate_metadata=state.get("validate_metadata", True),
+            cache_size=state.get("cache_size"),
         )
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _get(self, key: str, byte_range: _Range) -> _native.Value | None:
+    def _get(self, key: str, byte_range: Range) -> _native.Value | None:
         handle = self._handle()
         return None if handle is None else handle.get(key, byte_range)
 
@@ -333,11 +329,13 @@ class ZarrdbStore(Store):
         prototype = prototype or default_buffer_prototype()
         engine_range = _engine_range(byte_range)
         await self._ensure_open()
-        # Small reads on this thread, large ones in a worker: see the module's docstring.
-        if _read_length(engine_range, lambda: self._size(key)) > _INLINE_READ_BYTES:
-            value = await _in_worker(self._get, key, engine_range)
-        else:
+        # Small reads on this thread, large ones in a worker: see `_placement`.
+        if self._placement.inline(key, engine_range, lambda: self._size(key)):
             value = self._get(key, engine_range)
+        else:
+            value = await _in_worker(self._get, key, engine_range)
+        if value is not None:
+            self._placement.learn(key, engine_range, len(value))
         return _buffer(value, prototype)
 
     def get_sync(
@@ -371,9 +369,12 @@ class ZarrdbStore(Store):
 
         # Many or large values in a worker thread; a few small ones on this one.
         inline = len(requests) <= 16 and all(
-            _read_length(r, lambda k=k: self._size(k)) <= _INLINE_READ_BYTES for k, r in requests
+            self._placement.inline(k, r, lambda k=k: self._size(k)) for k, r in requests
         )
         values = read() if inline else await _in_worker(read)
+        for (key, engine_range), value in zip(requests, values, strict=True):
+            if value is not None:
+                self._placement.learn(key, engine_range, len(value))
         return [_buffer(v, prototype) for v in values]
 
     def _size(self, key: str) -> int | None:
