@@ -47,6 +47,7 @@ STORES = {
     "zarrdb": "ZarrdbStore(path): the default, redb multi-writer (several processes), durable",
     "zarrdb_single": "ZarrdbStore(path, multi_process=False): redb single-process, durable",
     "zarrdb_fast": 'ZarrdbStore(path, durability="fast"): single-process, fast commits',
+    "zarrdb_cache1g": "ZarrdbStore(path, cache_size=1 GiB): the default with redb's own cache size",
     "local_sync": "LocalStore(dir), then fsync of every file and folder written (timed)",
     "local": "LocalStore(dir), no sync",
     "memory": "MemoryStore(): zarr-python's own cost, write and read in one process",
@@ -68,6 +69,8 @@ def _open_store(kind: str, path: Path, read_only: bool) -> Any:
             options["durability"] = "fast"
         if kind == "zarrdb_single":
             options["multi_process"] = False
+        if kind == "zarrdb_cache1g":
+            options["cache_size"] = 1 << 30
         return zarrdb.ZarrdbStore(path, **options)
     from zarr.storage import LocalStore
 

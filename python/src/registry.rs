@@ -15,9 +15,10 @@ use zarrdb::{Backend, Database, Durability};
 ///
 /// redb's own default (1 GiB) keeps every page it reads, so a process reading a large array
 /// touches as much fresh memory as it reads, and on these machines the first touch of fresh
-/// memory is slower than the read itself: zarr-python reading the 256 MB big_zstd array in a fresh
-/// process ran at 383 MB/s with redb's default against 568 MB/s with 64 MiB (LocalStore 610), and
-/// writing it at 258 against 284 MB/s (docs/benchmarks.md, "Python: redb's cache"). A smaller
+/// memory costs more than the read: the engine's first read of big_zstd's 244 MB of chunk values
+/// in a fresh process took 216 ms with redb's default and 102 ms with 64 MiB (plain files: 25 ms),
+/// and zarr-python read the array at 626 against 661 MB/s (LocalStore 699) and wrote it at 267
+/// against 287 MB/s (docs/benchmarks.md, "Python: redb's cache and where reads run"). A smaller
 /// cache recycles its buffers; the kernel's page cache still keeps the file.
 pub(crate) const DEFAULT_REDB_CACHE: usize = 64 << 20;
 

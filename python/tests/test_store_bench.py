@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "store_bench.py"
-STORES = {"zarrdb", "zarrdb_fast", "zarrdb_single", "local_sync", "local", "memory"}
+STORES = {
+    "zarrdb",
+    "zarrdb_fast",
+    "zarrdb_single",
+    "zarrdb_cache1g",
+    "local_sync",
+    "local",
+    "memory",
+}
 
 
 def test_quick_bench_reports_every_store(tmp_path: Path) -> None:
