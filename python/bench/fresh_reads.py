@@ -33,7 +33,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 VARIANTS = ("zarrdb", "zarrdb_cache1g", "zarrdb_lookup", "local")
-SHAPE, CHUNKS = (8192, 8192), (512, 512)
+SHAPE = (8192, 8192)  # big_zstd, as raw_reads.py writes it
 
 
 def _open(variant: str, base: Path) -> Any:
@@ -65,27 +65,6 @@ def _child(variant: str, base: Path) -> None:
     print(json.dumps({"seconds": elapsed, "bytes": got.nbytes}))
 
 
-def _prepare(base: Path) -> None:
-    import zarr
-    from zarr.codecs import ZstdCodec
-
-    import zarrdb
-    from bench_arrays import bench_array
-
-    data = bench_array(SHAPE)
-    for store in (zarrdb.ZarrdbStore(base / "d.zarrdb"), zarr.storage.LocalStore(base / "l.zarr")):
-        arr = zarr.create_array(
-            store,
-            shape=data.shape,
-            chunks=CHUNKS,
-            dtype="float32",
-            fill_value=0.0,
-            compressors=ZstdCodec(level=1, checksum=False),
-        )
-        arr[:] = data
-        store.close()
-
-
 def _read(variant: str, base: Path) -> float:
     out = subprocess.run(
         [sys.executable, __file__, "--child", variant, "--base", str(base)],
@@ -113,6 +92,8 @@ def main() -> None:
     variants = args.variant or list(VARIANTS)
     base = Path(tempfile.mkdtemp(prefix="zarrdb-fresh-reads-", dir=args.tmp))
     try:
+        from raw_reads import _prepare  # the same two stores, written the same way
+
         _prepare(base)
         figures: dict[str, list[float]] = {v: [] for v in variants}
         for run in range(args.runs):

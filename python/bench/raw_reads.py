@@ -25,22 +25,18 @@ GRID = 16  # 8192 / 512 chunks per dimension
 
 
 def _prepare(base: Path) -> None:
+    """Write the big_zstd array into ``base``: ``d.zarrdb`` (zarrdb) and ``l.zarr`` (LocalStore)."""
     import zarr
-    from zarr.codecs import ZstdCodec
 
     import zarrdb
     from bench_arrays import bench_array
+    from store_bench import WORKLOADS, _create_and_write
 
-    data = bench_array((8192, 8192))
+    workload = WORKLOADS["big_zstd"]
+    data = bench_array(workload["shape"])
     for store in (zarrdb.ZarrdbStore(base / "d.zarrdb"), zarr.storage.LocalStore(base / "l.zarr")):
-        array = zarr.create_array(
-            store,
-            shape=data.shape,
-            chunks=(512, 512),
-            dtype="float32",
-            compressors=ZstdCodec(level=1, checksum=False),
-        )
-        array[:] = data
+        _create_and_write(store, data, workload["chunks"])
+        store.close()
 
 
 def _child(kind: str, base: Path) -> None:

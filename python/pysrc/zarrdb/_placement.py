@@ -8,10 +8,11 @@ for a long copy and reads overlap the codecs' work on other chunks.
 Telling them apart by asking the engine for the value's size first costs as much as half the
 read for a large value in redb: its size is only known once the page holding the value's first
 segment is read (zarr-python reading big_zstd in fresh processes, ``python/bench/fresh_reads.py``:
-661 MB/s median with the guess below against 631 with a lookup per read; docs/benchmarks.md). So the size is asked only when nothing better
-is known: a ranged read says its length, and the values of one folder (one array's chunks, one
-row of them) are about the same size, so the size of the last value read there stands for the
-next. A wrong guess costs speed only, never a different result.
+661 MB/s median with the guess below against 631 with a lookup per read; docs/benchmarks.md).
+So the size is asked only when nothing better is known: a ranged read says its length, and the
+values of one folder (one array's chunks, one row of them) are about the same size, so the size
+of the last value read there stands for the next. A wrong guess costs speed only, never a
+different result.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ The engine does the work (``zarrdb._native``, a thin binding over the Rust libra
 only adapts it to zarr-python: argument checks, read-only refusal, lazy opening, and where each
 engine call runs. The GIL is released inside every engine call. Small reads run on the calling
 thread, even on the event loop, and large ones in a worker thread (``_placement`` says why and how
-they are told apart). Calls that can wait (writes wait for the writer lock and the fsync; listings walk many keys) run in a worker
-thread of this module's pool (``_in_worker``), so concurrent writes are in flight together and
-share one commit.
+they are told apart). Calls that can wait (writes wait for the writer lock and the fsync; listings
+walk many keys) run in a worker thread of this module's pool (``_in_worker``), so concurrent
+writes are in flight together and share one commit.
 """
 
 from __future__ import annotations
