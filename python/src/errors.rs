@@ -17,7 +17,11 @@ create_exception!(zarrdb, TransferError, Error, "An import, export or copy faile
 
 /// The exception for a library error: its family's class, with the library's message.
 pub(crate) fn to_py(error: impl Into<zarrdb::Error>) -> PyErr {
-    let error = error.into();
+    to_py_ref(&error.into())
+}
+
+/// `to_py` of an error that others share (one failed group commit, many sets).
+pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
     let message = error.to_string();
     match error {
         zarrdb::Error::Metadata { .. } => MetadataError::new_err(message),

@@ -8,6 +8,7 @@
 
 mod errors;
 mod registry;
+mod submit;
 mod txn;
 mod value;
 
@@ -75,13 +76,13 @@ impl Database {
 
     /// The auto-commit store: each write commits on its own.
     fn store(&self) -> NativeStore {
-        NativeStore { store: self.db.db.store(), db: self.db.clone(), checked: true }
+        NativeStore { store: self.db.db.store(), db: self.db.clone(), checked: true, auto_commit: true }
     }
 
     /// A read-only store fixed at the latest commit.
     fn snapshot(&self, py: Python<'_>) -> PyResult<NativeStore> {
         let snapshot = py.detach(|| self.db.db.begin_read()).map_err(to_py)?;
-        Ok(NativeStore { store: snapshot.store(), db: self.db.clone(), checked: true })
+        Ok(NativeStore { store: snapshot.store(), db: self.db.clone(), checked: true, auto_commit: false })
     }
 
     /// Begin a write transaction (waits while another one is open).
@@ -148,6 +149,8 @@ struct NativeStore {
     /// Whether node documents are checked on the way in and consolidated metadata presented
     /// fresh on the way out (`zarrdb::RawAccess`), or every key is read and written as bytes.
     checked: bool,
+    /// Whether this is the database's auto-commit store, whose sets can be submitted.
+    auto_commit: bool,
 }
 
 #[pymethods]
@@ -185,9 +188,26 @@ impl NativeStore {
         py.detach(|| set(self.store.as_ref(), key, value, self.checked)).map_err(to_py)
     }
 
+    /// Queue `value` for `key` and return at once; `token`'s outcome is posted to `completions`
+    /// once the write is committed (as durable as a `set`) or has failed. Only for data (not node
+    /// documents) on the auto-commit store: `ValueError` otherwise.
+    fn submit(&self, key: &str, value: &[u8], completions: &submit::Completions, token: u64) -> PyResult<()> {
+        if !self.can_submit(key) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "submit() takes data keys of the auto-commit store only, not {key:?} here: use set()"
+            )));
+        }
+        self.db.submitter.submit(self.db.clone(), key.to_owned(), value.to_vec(), completions, token).map_err(to_py)
+    }
+
+    /// Whether `submit` takes `key` on this store.
+    fn can_submit(&self, key: &str) -> bool {
+        self.auto_commit && !RawAccess::is_document(key)
+    }
+
     /// The same store with node document checks on or off.
     fn with_checks(&self, checked: bool) -> NativeStore {
-        NativeStore { store: self.store.clone(), db: self.db.clone(), checked }
+        NativeStore { store: self.store.clone(), db: self.db.clone(), checked, auto_commit: self.auto_commit }
     }
 
     /// Whether node documents are checked (see `with_checks`).
@@ -286,6 +306,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Database>()?;
     m.add_class::<NativeStore>()?;
     m.add_class::<txn::Txn>()?;
+    m.add_class::<submit::Completions>()?;
     m.add_class::<Value>()?;
     errors::register(m)?;
     Ok(())

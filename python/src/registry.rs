@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use zarrdb::{Backend, Database, Durability};
 
+use crate::submit::Submitter;
+
 /// redb's page cache for databases opened from Python, unless the opener asks for another size.
 ///
 /// redb's own default (1 GiB) keeps every page it reads, so a process reading a large array
@@ -25,6 +27,8 @@ pub(crate) const DEFAULT_REDB_CACHE: usize = 64 << 20;
 /// A shared open database.
 pub(crate) struct Entry {
     pub(crate) db: Database,
+    /// The sets submitted without waiting (`submit.rs`).
+    pub(crate) submitter: Submitter,
 }
 
 fn handles() -> &'static Mutex<HashMap<PathBuf, Weak<Entry>>> {
@@ -82,7 +86,7 @@ pub(crate) fn open(
         .redb_multi_writer(multi_process)
         .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE));
     let db = if create { builder.create(path)? } else { builder.open(path)? };
-    let entry = Arc::new(Entry { db });
+    let entry = Arc::new(Entry { db, submitter: Submitter::default() });
     handles.insert(id, Arc::downgrade(&entry));
     Ok(entry)
 }

@@ -80,7 +80,7 @@ fn ended(operation: &'static str) -> zarrdb::StoreError {
 impl Txn {
     /// The store of this transaction: reads see its own writes.
     fn store(&self) -> NativeStore {
-        NativeStore { store: self.store.clone(), db: self.db.clone(), checked: true }
+        NativeStore { store: self.store.clone(), db: self.db.clone(), checked: true, auto_commit: false }
     }
 
     /// Apply every write atomically (durably, in durable mode).

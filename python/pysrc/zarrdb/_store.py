@@ -15,8 +15,10 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import os
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any, Literal
 
@@ -64,6 +66,64 @@ async def _in_worker(function: Any, *args: Any) -> Any:
     """``function(*args)`` on a thread of the pool, awaited without blocking the event loop."""
     call = functools.partial(function, *args)
     return await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
+
+
+# Sets of values up to this size are submitted to the database's committer thread, which posts
+# their outcomes back to the loop (`python/src/submit.rs`); larger ones go to a worker thread,
+# since a submit copies the value while holding the GIL and, beyond this size, the copy costs
+# more than the hop saves.
+SUBMIT_BYTES = 256 << 10
+
+
+class _LoopCompletions:
+    """One event loop's submitted sets: their futures by token, settled when the committer
+    thread posts outcomes to ``native`` (the loop watches its descriptor)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.native = _native.Completions()
+        self.futures: dict[int, asyncio.Future[None]] = {}
+        self._tokens = itertools.count()
+        # Raises NotImplementedError on loops that cannot watch a descriptor.
+        loop.add_reader(self.native.fileno(), self._drain)
+
+    def expect(self, loop: asyncio.AbstractEventLoop) -> tuple[int, asyncio.Future[None]]:
+        token = next(self._tokens)
+        future = loop.create_future()
+        self.futures[token] = future
+        return token, future
+
+    def forget(self, token: int) -> None:
+        self.futures.pop(token, None)
+
+    def _drain(self) -> None:
+        for token, error in self.native.drain():
+            future = self.futures.pop(token, None)
+            if future is None or future.cancelled():
+                continue
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+
+# Keyed weakly: the completions of a loop go with it. None marks a loop that cannot watch a
+# descriptor (its sets use the worker threads).
+_loop_completions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopCompletions | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _completions(loop: asyncio.AbstractEventLoop) -> _LoopCompletions | None:
+    try:
+        return _loop_completions[loop]
+    except KeyError:
+        pass
+    try:
+        completions: _LoopCompletions | None = _LoopCompletions(loop)
+    except NotImplementedError:
+        completions = None
+    _loop_completions[loop] = completions
+    return completions
 
 
 def _engine_range(byte_range: ByteRequest | None) -> Range:
@@ -401,7 +461,20 @@ class ZarrdbStore(Store):
         self._check_writable()
         data = _as_bytes(value, "set")
         await self._ensure_open()
-        await _in_worker(lambda: self._writable_handle().set(key, data))
+        handle = self._writable_handle()
+        loop = asyncio.get_running_loop()
+        completions = _completions(loop) if len(data) <= SUBMIT_BYTES else None
+        if completions is not None and handle.can_submit(key):
+            # Queued for the committer thread; the loop settles the future: no thread hop here.
+            token, future = completions.expect(loop)
+            try:
+                handle.submit(key, data, completions.native, token)
+            except BaseException:
+                completions.forget(token)
+                raise
+            await future
+            return
+        await _in_worker(lambda: handle.set(key, data))
 
     def set_sync(self, key: str, value: Buffer) -> None:
         """``set`` without an event loop (zarr-python's ``SupportsSetSync``)."""
