@@ -288,11 +288,16 @@ impl LmdbEngine {
 /// Refuse a `data.mdb` shorter than the pages its meta page says are in use. LMDB maps the file
 /// and trusts the meta page: reading a page past the end of a file cut short (a partial copy, a
 /// full disk) is a SIGBUS that kills the process, so the length is checked before any read.
+///
+/// The meta page is read before the length: another process may commit in between, and LMDB's
+/// file only grows, so a length read second is at least what that meta page needs. Read the
+/// other way round, a commit that extends the file in between made a sound file look cut short
+/// (seen as a rare open failure in `tests/multiprocess_unaligned.rs` under load).
 fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenError> {
+    let needed = bytes_in_use(env);
     let data = path.join("data.mdb");
     let len =
         std::fs::metadata(&data).map_err(|source| OpenError::Io { path: data.display().to_string(), source })?.len();
-    let needed = bytes_in_use(env);
     if len < needed {
         return Err(OpenError::Corrupted {
             path: path.display().to_string(),
