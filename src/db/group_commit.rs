@@ -144,8 +144,10 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
 fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     let engine_writer = db.engine.clone().lock_writer()?;
     // With the engine's writer lock held no other process commits, so this snapshot is what the
-    // batches will be applied over.
-    let stored = if db.engine.shared_between_processes() { Some(db.engine.snapshot()?) } else { None };
+    // batches will be applied over. Only checks read it: a group of plain sets (zarr-python's
+    // chunk writes) skips opening it, which in redb's multi-writer mode re-reads the file header.
+    let checked = group.iter().any(|queued| !queued.checks.is_empty());
+    let stored = if checked && db.engine.shared_between_processes() { Some(db.engine.snapshot()?) } else { None };
     let mut merged = WriteBatch::default();
     let mut written: HashSet<String> = HashSet::new();
     for queued in group {
