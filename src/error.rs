@@ -137,6 +137,22 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A commit failed because the disk holding the database is full. Nothing of the commit
+    /// was applied; the database holds every commit acknowledged before it.
+    #[error("{backend} {operation} failed: the disk holding \"{path}\" is full ({available} bytes free): {source}")]
+    DiskFull {
+        /// The backend.
+        backend: &'static str,
+        /// The operation (`commit`).
+        operation: &'static str,
+        /// The database's path.
+        path: String,
+        /// The bytes the file system had free for this process after the failure.
+        available: u64,
+        /// The engine's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The store answered as only a damaged file can: a listing that goes backwards, a value
     /// that lies outside the file.
     #[error("{backend} {operation} of \"{key}\": the file is damaged: {what}")]

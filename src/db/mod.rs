@@ -14,6 +14,7 @@
 mod autocommit;
 mod bulk;
 mod data_scope;
+mod disk_full;
 mod group_commit;
 mod open;
 mod overlay;

@@ -132,10 +132,13 @@ pub(super) fn commit_batch(
     batch: crate::store::kv::WriteBatch,
 ) -> Result<(), Error> {
     let keys: Vec<String> = batch.puts.keys().cloned().collect();
-    match engine_writer {
-        Some(writer) => writer.commit(batch)?,
-        None => db.engine.commit(batch, db.durable)?,
-    }
+    let bytes: u64 =
+        batch.puts.iter().map(|(key, value)| (key.len() + value.as_ref().map_or(0, Vec::len)) as u64).sum();
+    let committed = match engine_writer {
+        Some(writer) => writer.commit(batch),
+        None => db.engine.commit(batch, db.durable),
+    };
+    committed.map_err(|e| super::disk_full::classify(e.into(), &db.path, bytes))?;
     chunk_sync::bump(keys.iter().map(String::as_str));
     Ok(())
 }

@@ -1,0 +1,145 @@
+//! A database on a full disk: the commit that does not fit fails with `StoreError::DiskFull`
+//! (LMDB turns the operating system's "no space" into "I/O error", redb does not), and after
+//! reopening the database holds every commit acknowledged before it, each value whole.
+//!
+//! The disk is a 4 MiB tmpfs mounted for the test, so the test needs the right to mount (root, as
+//! in CI here); without it the test says so on stderr and passes without checking anything.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zarrdb::{Backend, Database, Durability, StoreError};
+
+#[path = "common/splitmix.rs"]
+#[expect(dead_code, reason = "shared by several tests; this one uses only `new` and `next_u64`")]
+mod splitmix;
+use splitmix::SplitMix;
+
+/// A tmpfs of `MIB` MiB, unmounted on drop.
+struct SmallDisk {
+    _dir: tempfile::TempDir,
+    mount: PathBuf,
+}
+
+const MIB: u32 = 4;
+
+impl SmallDisk {
+    fn mount() -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let mount = dir.path().join("disk");
+        std::fs::create_dir(&mount).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={MIB}m"), "tmpfs"])
+            .arg(&mount)
+            .stderr(std::process::Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!("disk_full: cannot mount a tmpfs here (not root?): nothing checked");
+            return None;
+        }
+        Some(SmallDisk { _dir: dir, mount })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mount).status();
+    }
+}
+
+fn value(i: usize) -> Vec<u8> {
+    // Incompressible and different per key, so a value read back from the wrong place shows.
+    let mut rng = SplitMix::new(16, i as u64);
+    (0..8 * 1024).flat_map(|_| rng.next_u64().to_le_bytes()).collect()
+}
+
+fn open(path: &Path, backend: Backend, durability: Durability) -> Database {
+    let mut builder = Database::builder();
+    builder.backend(backend).durability(durability);
+    builder.open(path).unwrap()
+}
+
+/// Write 64 KiB values, four times what the disk holds, until a commit fails; it must be for a
+/// full disk. Returns how many were acknowledged, or None when all were (fast mode keeps its
+/// commits in memory until the next sync).
+fn fill(db: &Database, prefix: &str) -> Option<usize> {
+    let store = db.store();
+    for i in 0..(MIB as usize * 64) {
+        match store.set(&format!("{prefix}/{i}"), &value(i)) {
+            Ok(()) => {}
+            Err(e) => {
+                expect_disk_full(e);
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+fn expect_disk_full(error: StoreError) {
+    match error {
+        StoreError::DiskFull { available, .. } => {
+            assert!(available < 2 << 20, "{available} bytes free is not a full disk")
+        }
+        other => panic!("expected a full disk, got: {other}"),
+    }
+}
+
+/// Every value under `prefix` that the database holds is whole, and the first `at_least` are there.
+fn check(db: &Database, prefix: &str, at_least: usize) {
+    let store = db.store();
+    let keys = store.list_prefix(&format!("{prefix}/")).unwrap();
+    assert!(keys.len() >= at_least, "{prefix}: {} values, {at_least} acknowledged durably", keys.len());
+    for key in keys {
+        let i: usize = key.rsplit('/').next().unwrap().parse().unwrap();
+        assert_eq!(store.get(&key).unwrap().as_deref(), Some(value(i).as_slice()), "{key}");
+    }
+}
+
+fn durable_commits_survive(backend: Backend, file: &str) {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join(file);
+    let mut builder = Database::builder();
+    builder.backend(backend);
+    drop(builder.create(&path).unwrap());
+    let acknowledged = fill(&open(&path, backend, Durability::Durable), "v")
+        .unwrap_or_else(|| panic!("{backend:?}: {} MiB fitted on a {MIB} MiB disk", MIB * 4));
+    assert!(acknowledged > 0, "{backend:?}: nothing fitted");
+    check(&open(&path, backend, Durability::Durable), "v", acknowledged);
+}
+
+#[test]
+fn redb_reports_a_full_disk_and_keeps_every_durable_commit() {
+    durable_commits_survive(Backend::Redb, "db.redb");
+}
+
+#[test]
+fn lmdb_reports_a_full_disk_and_keeps_every_durable_commit() {
+    durable_commits_survive(Backend::Lmdb, "db.lmdb");
+}
+
+/// In fast mode the commits since the last periodic sync may be lost (that is the mode's
+/// promise), but never those a durable session made before.
+#[test]
+fn redb_fast_mode_on_a_full_disk_keeps_the_durable_commits_before_it() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join("fast.redb");
+    {
+        let db = Database::builder().create(&path).unwrap();
+        for i in 0..5 {
+            db.store().set(&format!("durable/{i}"), &value(i)).unwrap();
+        }
+    }
+    {
+        let db = open(&path, Backend::Redb, Durability::Fast);
+        if fill(&db, "fast").is_none() {
+            // Everything fitted in redb's cache: the first commit after the sync interval (1 s)
+            // syncs, and that cannot fit.
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            expect_disk_full(db.store().set("fast/late", &value(0)).unwrap_err());
+        }
+    }
+    let db = open(&path, Backend::Redb, Durability::Durable);
+    check(&db, "durable", 5);
+    check(&db, "fast", 0);
+}
