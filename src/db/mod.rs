@@ -339,9 +339,7 @@ impl DbShared {
     }
 }
 
-/// Keys under this prefix hold zarrdb's own bookkeeping (the format marker). The spec reserves
-/// names starting with `__`, so no Zarr node can live there.
-pub(crate) const RESERVED_PREFIX: &str = "__zarrdb/";
+pub(crate) use crate::store::RESERVED_PREFIX;
 
 /// Refuse user access to the reserved prefix.
 pub(crate) fn check_user_key(key: &str) -> Result<(), crate::StoreError> {

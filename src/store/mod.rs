@@ -13,6 +13,11 @@ mod redb;
 mod sled;
 mod zip;
 
+/// Keys under this prefix hold zarrdb's own bookkeeping (the format marker, an engine's layout
+/// flags). The spec reserves names starting with `__`, so no Zarr node can live there; the
+/// database layer keeps users out of it (`db::check_user_key`).
+pub(crate) const RESERVED_PREFIX: &str = "__zarrdb/";
+
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use zip::ZipStore;

@@ -34,9 +34,9 @@ pub fn swap_marker(backend: Backend, path: &Path, value: Option<&[u8]>) -> Optio
             let mut txn = env.write_txn().unwrap();
             let db: heed::Database<heed::types::Str, heed::types::Bytes> =
                 env.open_database(&txn, None).unwrap().unwrap();
-            let old = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
+            let old = db.get(&txn, MARKER).unwrap().map(lmdb_unseal);
             match value {
-                Some(v) => db.put(&mut txn, MARKER, v).unwrap(),
+                Some(v) => db.put(&mut txn, MARKER, &lmdb_seal(MARKER, v)).unwrap(),
                 None => drop(db.delete(&mut txn, MARKER).unwrap()),
             }
             txn.commit().unwrap();
@@ -72,7 +72,7 @@ pub fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
             let txn = env.read_txn().unwrap();
             let db: heed::Database<heed::types::Str, heed::types::Bytes> =
                 env.open_database(&txn, None).unwrap().unwrap();
-            let value = db.get(&txn, MARKER).unwrap().map(<[u8]>::to_vec);
+            let value = db.get(&txn, MARKER).unwrap().map(lmdb_unseal);
             drop(txn);
             env.prepare_for_closing().wait();
             value
@@ -80,6 +80,18 @@ pub fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
         Backend::Sled => open_sled(path).get(MARKER).unwrap().map(|v| v.to_vec()),
         other => unreachable!("{other:?}"),
     }
+}
+
+/// An LMDB value as zarrdb stores it: followed by the CRC-32C of its key and bytes, little-endian
+/// (docs/format.md).
+fn lmdb_seal(key: &str, value: &[u8]) -> Vec<u8> {
+    let sum = crc32c::crc32c_append(crc32c::crc32c(key.as_bytes()), value);
+    [value, &sum.to_le_bytes()].concat()
+}
+
+/// The bytes of a stored LMDB value, without its checksum.
+fn lmdb_unseal(stored: &[u8]) -> Vec<u8> {
+    stored[..stored.len() - 4].to_vec()
 }
 
 /// sled's background threads hold its file lock for a moment after the database closes (zarrdb's

@@ -7,6 +7,7 @@
 //! meets `MDB_MAP_FULL` is aborted, the map doubled, and the commit retried.
 
 mod fault;
+mod sealed;
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use parking_lot::{Mutex, RawRwLock, RwLock};
 use super::kv::{out_of_order, refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
+use sealed::Layout;
 
 const NAME: &str = "lmdb";
 /// Address space is cheap on 64-bit systems and LMDB only writes the pages it uses, so the map
@@ -46,6 +48,8 @@ pub(crate) struct LmdbEngine {
     data: PathBuf,
     /// Reads past the end of the file become errors (`fault.rs`).
     mapping: Arc<fault::Mapping>,
+    /// Whether values carry checksums (`sealed.rs`).
+    layout: Layout,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -104,22 +108,30 @@ impl LmdbEngine {
         }
         .map_err(|e| open_error(&display, e))?;
         check_length(&env, path)?;
-        let db: Db = if read_only {
+        let (db, layout): (Db, _) = if read_only {
             // The unnamed database always exists; opening it needs no write transaction.
             let rtxn = env.read_txn().map_err(|e| open_error(&display, e))?;
             let db = env.open_database(&rtxn, None).map_err(|e| open_error(&display, e))?;
-            rtxn.commit().map_err(|e| open_error(&display, e))?;
-            db.ok_or_else(|| OpenError::Corrupted {
+            let db = db.ok_or_else(|| OpenError::Corrupted {
                 path: display.clone(),
                 backend: NAME,
                 source: "the unnamed database is missing".into(),
-            })?
+            })?;
+            let layout = Layout::of(db, &rtxn).map_err(|e| open_error(&display, e))?;
+            rtxn.commit().map_err(|e| open_error(&display, e))?;
+            (db, layout)
         } else {
             let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
             let db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
+            let layout = Layout::of_writable(db, &mut wtxn).map_err(|e| open_error(&display, e))?;
             wtxn.commit().map_err(|e| open_error(&display, e))?;
-            db
+            (db, layout)
         };
+        let layout = layout.map_err(|refusal| OpenError::Corrupted {
+            path: display.clone(),
+            backend: NAME,
+            source: refusal.into(),
+        })?;
         let mapping = Arc::new(fault::Mapping::register(&data));
         let engine = LmdbEngine {
             env,
@@ -129,6 +141,7 @@ impl LmdbEngine {
             reader_check: Mutex::new(Instant::now()),
             data,
             mapping,
+            layout,
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -171,7 +184,7 @@ impl LmdbEngine {
         }
         for (key, value) in &batch.puts {
             match value {
-                Some(v) => self.db.put(txn, key, v)?,
+                Some(v) => self.layout.put(self.db, txn, key, v)?,
                 None => {
                     self.db.delete(txn, key)?;
                 }
@@ -325,6 +338,7 @@ impl KvEngine for LmdbEngine {
             _remap: guard,
             mapping: self.mapping.clone(),
             limit,
+            layout: self.layout,
         }))
     }
 
@@ -386,7 +400,8 @@ impl KvBulk for LmdbBulk {
             if key.len() > limit {
                 return Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG });
             }
-            self.engine.db.put(&mut self.txn, key, value).map_err(|e| self.engine.write_error("put", key, e))?;
+            let engine = &self.engine;
+            engine.layout.put(engine.db, &mut self.txn, key, value).map_err(|e| engine.write_error("put", key, e))?;
         }
         self.engine.mapping.check(NAME, "put", "")
     }
@@ -436,12 +451,16 @@ struct LmdbSnapshot {
     mapping: Arc<fault::Mapping>,
     /// The bytes of the mapping in use by this snapshot: every value lies within them.
     limit: usize,
+    layout: Layout,
 }
 
 impl LmdbSnapshot {
+    /// Run `f` on the value under `key`, checked against its checksum (for a ranged read,
+    /// `whole` false, only up to a size: `sealed.rs`).
     fn with_value<R>(
         &self,
         key: &str,
+        whole: bool,
         f: impl FnOnce(&[u8]) -> Result<R, StoreError>,
     ) -> Result<Option<R>, StoreError> {
         let txn = self.txn.lock();
@@ -457,6 +476,14 @@ impl LmdbSnapshot {
                 what: "the value's size runs past the pages in use",
             });
         }
+        let opened = self.layout.open(key, value, whole);
+        self.mapping.check(NAME, "get", key)?;
+        let value = opened.map_err(|what| StoreError::Damaged {
+            backend: NAME,
+            operation: "get",
+            key: key.to_owned(),
+            what,
+        })?;
         let result = f(value);
         self.mapping.check(NAME, "get", key)?;
         result.map(Some)
@@ -465,15 +492,15 @@ impl LmdbSnapshot {
 
 impl KvSnapshot for LmdbSnapshot {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, |v| Ok(v.to_vec()))
+        self.with_value(key, true, |v| Ok(v.to_vec()))
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, |v| slice_range(key, v, range))
+        self.with_value(key, false, |v| slice_range(key, v, range))
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        self.with_value(key, |v| Ok(v.len() as u64))
+        self.with_value(key, false, |v| Ok(v.len() as u64))
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
