@@ -455,20 +455,18 @@ struct LmdbSnapshot {
 }
 
 impl LmdbSnapshot {
-    /// Run `f` on the value under `key`, checked against its checksum (for a ranged read,
-    /// `whole` false, only up to a size: `sealed.rs`).
+    /// Run `f` on the value under `key` and the checksum it must match (`sealed.rs`).
     fn with_value<R>(
         &self,
         key: &str,
-        whole: bool,
-        f: impl FnOnce(&[u8]) -> Result<R, StoreError>,
+        f: impl FnOnce(&[u8], Option<u32>) -> Result<R, StoreError>,
     ) -> Result<Option<R>, StoreError> {
         let txn = self.txn.lock();
         let found = self.db.get(&txn, key);
         self.mapping.check(NAME, "get", key)?;
-        let Some(value) = found.map_err(lmdb_error("get", key))? else { return Ok(None) };
+        let Some(stored) = found.map_err(lmdb_error("get", key))? else { return Ok(None) };
         // A damaged size would have the copy read far past the file (and allocate as much).
-        if !self.mapping.holds(value, self.limit) {
+        if !self.mapping.holds(stored, self.limit) {
             return Err(StoreError::Damaged {
                 backend: NAME,
                 operation: "get",
@@ -476,31 +474,38 @@ impl LmdbSnapshot {
                 what: "the value's size runs past the pages in use",
             });
         }
-        let opened = self.layout.open(key, value, whole);
-        self.mapping.check(NAME, "get", key)?;
-        let value = opened.map_err(|what| StoreError::Damaged {
-            backend: NAME,
-            operation: "get",
-            key: key.to_owned(),
-            what,
-        })?;
-        let result = f(value);
+        let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
+        let result = f(value, sum);
         self.mapping.check(NAME, "get", key)?;
         result.map(Some)
     }
 }
 
+fn damaged(key: &str, what: &'static str) -> StoreError {
+    StoreError::Damaged { backend: NAME, operation: "get", key: key.to_owned(), what }
+}
+
 impl KvSnapshot for LmdbSnapshot {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, true, |v| Ok(v.to_vec()))
+        self.with_value(key, |value, sum| {
+            // Copied first: the check then reads the copy from the CPU's cache, not the mapping.
+            let copy = value.to_vec();
+            sealed::verify(key, &copy, sum).map_err(|what| damaged(key, what))?;
+            Ok(copy)
+        })
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, false, |v| slice_range(key, v, range))
+        self.with_value(key, |value, sum| {
+            if sealed::range_checks(value.len()) {
+                sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
+            }
+            slice_range(key, value, range)
+        })
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        self.with_value(key, false, |v| Ok(v.len() as u64))
+        self.with_value(key, |value, _| Ok(value.len() as u64))
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
