@@ -2,13 +2,18 @@
 //! (LMDB turns the operating system's "no space" into "I/O error", redb does not), and after
 //! reopening the database holds every commit acknowledged before it, each value whole.
 //!
+//! An import that does not fit ends the same way: `zarrdb import` exits 1 saying the disk is
+//! full, and the database it imported into is as it was.
+//!
 //! The disk is a 4 MiB tmpfs mounted for the test, so the test needs the right to mount (root, as
 //! in CI here); without it the test says so on stderr and passes without checking anything.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use zarrdb::{Backend, Database, Durability, StoreError};
+use std::sync::Arc;
+
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, Durability, Store, StoreError};
 
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "shared by several tests; this one uses only `new` and `next_u64`")]
@@ -17,7 +22,7 @@ use splitmix::SplitMix;
 
 /// A tmpfs of `MIB` MiB, unmounted on drop.
 struct SmallDisk {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     mount: PathBuf,
 }
 
@@ -37,7 +42,7 @@ impl SmallDisk {
             eprintln!("disk_full: cannot mount a tmpfs here (not root?): nothing checked");
             return None;
         }
-        Some(SmallDisk { _dir: dir, mount })
+        Some(SmallDisk { dir, mount })
     }
 }
 
@@ -142,4 +147,40 @@ fn redb_fast_mode_on_a_full_disk_keeps_the_durable_commits_before_it() {
     let db = open(&path, Backend::Redb, Durability::Durable);
     check(&db, "durable", 5);
     check(&db, "fast", 0);
+}
+
+#[test]
+fn an_import_that_does_not_fit_reports_a_full_disk() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    // 8 MiB of incompressible chunks in a folder on the ordinary disk.
+    let source = disk.dir.path().join("source.zarr");
+    let store: Arc<dyn Store> = Arc::new(DirectoryStore::create(&source).unwrap());
+    let array =
+        Array::create(store, "/a", ArrayMetadata::new(DataType::UInt8, vec![128, 65536], vec![1, 65536])).unwrap();
+    let bytes: Vec<u8> = (0..128).flat_map(value).collect();
+    array.write_region(&[0, 0], &[128, 65536], &bytes).unwrap();
+    for locator in
+        [disk.mount.join("i.zarrdb").display().to_string(), format!("lmdb:{}", disk.mount.join("i.lmdb").display())]
+    {
+        let path = locator.trim_start_matches("lmdb:");
+        let backend = if locator.starts_with("lmdb:") { Backend::Lmdb } else { Backend::Redb };
+        {
+            let mut builder = Database::builder();
+            builder.backend(backend);
+            builder.create(Path::new(path)).unwrap().store().set("kept", b"before the import").unwrap();
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_zarrdb"))
+            .args(["import", &source.display().to_string(), &locator, "--at", "/imported"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{locator}: {stderr}");
+        assert!(stderr.contains("is full") && !stderr.contains("panicked"), "{locator}: {stderr}");
+        let db = open(Path::new(path), backend, Durability::Durable);
+        assert_eq!(db.store().get("kept").unwrap().as_deref(), Some(&b"before the import"[..]), "{locator}");
+        assert!(db.store().list_prefix("imported/").unwrap().is_empty(), "{locator}: part of the import is visible");
+        drop(db);
+        // Room for the next backend's database.
+        std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path)).unwrap();
+    }
 }

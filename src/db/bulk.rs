@@ -4,10 +4,11 @@
 //! LMDB write it out before commit) and stays invisible until [`BulkWrite::commit`]. Dropping it
 //! aborts, and a crash before commit leaves the database as it was.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::transaction::WriterGuard;
-use super::{check_user_key, Database, Snapshot};
+use super::{check_user_key, disk_full, Database, Snapshot};
 use crate::array::chunk_sync;
 use crate::error::Error;
 use crate::store::kv::KvBulk;
@@ -20,6 +21,8 @@ pub(crate) struct BulkWrite {
     bulk: Option<Box<dyn KvBulk>>,
     snapshot: Option<Snapshot>,
     written: chunk_sync::Touched,
+    /// The database's path, to tell a full disk (`disk_full.rs`).
+    path: PathBuf,
     _writer: WriterGuard,
 }
 
@@ -37,6 +40,7 @@ impl Database {
             bulk: Some(bulk),
             snapshot: Some(snapshot),
             written: chunk_sync::Touched::new(),
+            path: self.shared.path.clone(),
             _writer: writer,
         })
     }
@@ -50,19 +54,22 @@ impl BulkWrite {
 
     /// Write `values` (user keys only; the reserved prefix is refused).
     pub(crate) fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
-        for (key, _) in &values {
+        let mut bytes = 0u64;
+        for (key, value) in &values {
             check_user_key(key)?;
             self.written.note(key);
+            bytes += (key.len() + value.len()) as u64;
         }
-        self.bulk.as_mut().expect("the engine transaction lives until commit").put(values)?;
-        Ok(())
+        let bulk = self.bulk.as_mut().expect("the engine transaction lives until commit");
+        bulk.put(values).map_err(|e| disk_full::classify(e.into(), &self.path, bytes))
     }
 
     /// Commit everything durably.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
         // Before the commit: an LMDB snapshot would keep the pages this commit frees in use.
         self.snapshot.take();
-        self.bulk.take().expect("the engine transaction lives until commit").commit()?;
+        let bulk = self.bulk.take().expect("the engine transaction lives until commit");
+        bulk.commit().map_err(|e| disk_full::classify(e.into(), &self.path, 0))?;
         // A read-modify-write that read one of these keys before (only possible for keys that
         // existed, i.e. a root document replaced) must find its version changed.
         self.written.bump();
