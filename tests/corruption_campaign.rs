@@ -39,7 +39,10 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// sized by damaged bytes.
 const HEAP_CAP: u64 = 512 << 20;
 
-/// Cases of the recorded campaign (seed 16) that found a bug, run by every CI run too.
+/// Cases of the recorded campaign (seed 16) that found a bug, run by every CI run too. The LMDB
+/// cases were SIGBUS cases when LMDB values were bare; since values carry a checksum (4 bytes
+/// longer), the same seed damages other bytes, and they are ordinary cases (the 300-case run of
+/// the new layout found no SIGBUS; `tests/lmdb_truncated.rs` keeps the cut-short file).
 const REGRESSIONS: [(Target, u64); 6] = [
     (Target::Redb, 252), // redb panicked in `Database::drop` (closing commits its allocator state)
     (Target::Redb, 298),
