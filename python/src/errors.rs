@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 create_exception!(zarrdb, Error, pyo3::exceptions::PyException, "Base class of every zarrdb error.");
 create_exception!(zarrdb, MetadataError, Error, "A metadata document (zarr.json) is invalid.");
 create_exception!(zarrdb, StoreError, Error, "A store operation failed (bad key, I/O, engine error).");
+create_exception!(zarrdb, DiskFullError, StoreError, "A commit did not fit: the disk holding the database is full.");
 create_exception!(zarrdb, CodecError, Error, "A codec failed on a chunk, or a codec chain is invalid.");
 create_exception!(zarrdb, ArrayError, Error, "A region read or write was refused.");
 create_exception!(zarrdb, NodeError, Error, "A node path or the hierarchy around it is wrong.");
@@ -25,6 +26,7 @@ pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
     let message = error.to_string();
     match error {
         zarrdb::Error::Metadata { .. } => MetadataError::new_err(message),
+        zarrdb::Error::Store(zarrdb::StoreError::DiskFull { .. }) => DiskFullError::new_err(message),
         zarrdb::Error::Store(_) => StoreError::new_err(message),
         zarrdb::Error::Codec { .. } => CodecError::new_err(message),
         zarrdb::Error::Array(_) => ArrayError::new_err(message),
@@ -43,6 +45,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", py.get_type::<Error>())?;
     m.add("MetadataError", py.get_type::<MetadataError>())?;
     m.add("StoreError", py.get_type::<StoreError>())?;
+    m.add("DiskFullError", py.get_type::<DiskFullError>())?;
     m.add("CodecError", py.get_type::<CodecError>())?;
     m.add("ArrayError", py.get_type::<ArrayError>())?;
     m.add("NodeError", py.get_type::<NodeError>())?;

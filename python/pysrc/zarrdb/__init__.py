@@ -12,6 +12,7 @@ See ``docs/python.md`` in the repository for the guarantees and what is missing.
 from ._native import (
     ArrayError,
     CodecError,
+    DiskFullError,
     Error,
     LockedError,
     MetadataError,
@@ -26,6 +27,7 @@ from ._store import ZarrdbStore
 __all__ = [
     "ArrayError",
     "CodecError",
+    "DiskFullError",
     "Error",
     "LockedError",
     "MetadataError",
