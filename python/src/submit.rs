@@ -206,18 +206,18 @@ fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
 /// Post each item's outcome to its loop's completions, one post per run of items bound for the
 /// same loop (usually the whole batch).
 fn post(batch: Vec<Item>, outcomes: Vec<Option<Arc<zarrdb::Error>>>) {
-    let mut run: Vec<Outcome> = Vec::new();
-    let mut target: Option<Arc<CompletionQueue>> = None;
+    let mut pending: Option<(Arc<CompletionQueue>, Vec<Outcome>)> = None;
     for (item, outcome) in batch.into_iter().zip(outcomes) {
-        if target.as_ref().is_some_and(|t| !Arc::ptr_eq(t, &item.completions)) {
-            if let Some(t) = target.take() {
-                t.post(std::mem::take(&mut run));
+        match &mut pending {
+            Some((queue, run)) if Arc::ptr_eq(queue, &item.completions) => run.push((item.token, outcome)),
+            _ => {
+                if let Some((queue, run)) = pending.replace((item.completions, vec![(item.token, outcome)])) {
+                    queue.post(run);
+                }
             }
         }
-        target.get_or_insert(item.completions);
-        run.push((item.token, outcome));
     }
-    if let Some(t) = target {
-        t.post(run);
+    if let Some((queue, run)) = pending {
+        queue.post(run);
     }
 }
