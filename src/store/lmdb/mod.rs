@@ -467,12 +467,7 @@ impl LmdbSnapshot {
         let Some(stored) = found.map_err(lmdb_error("get", key))? else { return Ok(None) };
         // A damaged size would have the copy read far past the file (and allocate as much).
         if !self.mapping.holds(stored, self.limit) {
-            return Err(StoreError::Damaged {
-                backend: NAME,
-                operation: "get",
-                key: key.to_owned(),
-                what: "the value's size runs past the pages in use",
-            });
+            return Err(damaged(key, "the value's size runs past the pages in use"));
         }
         let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
         let result = f(value, sum);

@@ -11,8 +11,9 @@ use std::io::Write;
 use heed::types::{Bytes, Str};
 use heed::{RoTxn, RwTxn, WithoutTls};
 
-/// The key of the flag: present in every database created with checksums.
-pub(super) const FLAG_KEY: &str = "__zarrdb/lmdb-value-checksum";
+/// The key of the flag: present in every database created with checksums. Under the reserved
+/// prefix, so users can neither write nor erase it (a test below holds it there).
+const FLAG_KEY: &str = "__zarrdb/lmdb-value-checksum";
 const FLAG_VALUE: &[u8] = b"crc32c";
 const TRAILER: usize = 4;
 /// Ranged reads of values up to this size check the whole value (microseconds); larger values,
@@ -105,6 +106,11 @@ fn checksum(key: &str, value: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flag_lies_under_the_reserved_prefix() {
+        assert!(FLAG_KEY.starts_with(crate::store::RESERVED_PREFIX));
+    }
 
     #[test]
     fn a_changed_byte_key_or_length_is_refused() {
