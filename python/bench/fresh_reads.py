@@ -24,7 +24,6 @@ import argparse
 import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -66,14 +65,9 @@ def _child(variant: str, base: Path) -> None:
 
 
 def _read(variant: str, base: Path) -> float:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", variant, "--base", str(base)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
-    figures = json.loads(out.stdout)
+    from raw_reads import run_child
+
+    figures = json.loads(run_child(__file__, variant, base))
     return figures["bytes"] / figures["seconds"] / 1e6
 
 

@@ -63,6 +63,17 @@ def _child(kind: str, base: Path) -> None:
     print(f"{total} {times[0]} {times[1]}")
 
 
+def run_child(script: str, kind: str, base: Path) -> str:
+    """Run ``script --child KIND --base BASE`` in a fresh process (bounded); its standard output."""
+    return subprocess.run(
+        [sys.executable, script, "--child", kind, "--base", str(base)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -80,13 +91,7 @@ def main() -> None:
         results: dict[str, list[tuple[float, float]]] = {"zarrdb": [], "files": []}
         for run in range(args.runs):
             for kind in ("zarrdb", "files") if run % 2 == 0 else ("files", "zarrdb"):
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", kind, "--base", str(base)],
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                    check=True,
-                ).stdout.split()
+                out = run_child(__file__, kind, base).split()
                 results[kind].append((float(out[1]), float(out[2])))
                 size_mb = int(out[0]) / 1e6
         for kind, runs in results.items():
