@@ -48,6 +48,7 @@ STORES = {
     "zarrdb_single": "ZarrdbStore(path, multi_process=False): redb single-process, durable",
     "zarrdb_fast": 'ZarrdbStore(path, durability="fast"): single-process, fast commits',
     "zarrdb_cache1g": "ZarrdbStore(path, cache_size=1 GiB): the default with redb's own cache size",
+    "zarrdb_pipeline": "ZarrdbStore(path) with zarr's codec_pipeline.path set to zarrdb.CodecPipeline",
     "local_sync": "LocalStore(dir), then fsync of every file and folder written (timed)",
     "local": "LocalStore(dir), no sync",
     "memory": "MemoryStore(): zarr-python's own cost, write and read in one process",
@@ -71,6 +72,11 @@ def _open_store(kind: str, path: Path, read_only: bool) -> Any:
             options["multi_process"] = False
         if kind == "zarrdb_cache1g":
             options["cache_size"] = 1 << 30
+        if kind == "zarrdb_pipeline":
+            import zarr
+
+            # Set before the array opens: zarr-python picks an array's pipeline when it opens it.
+            zarr.config.set({"codec_pipeline.path": "zarrdb.CodecPipeline"})
         return zarrdb.ZarrdbStore(path, **options)
     from zarr.storage import LocalStore
 

@@ -6,6 +6,7 @@
 //! around the engine call (`Python::detach`), and maps errors to the typed exceptions of
 //! `errors.rs`.
 
+mod array;
 mod errors;
 mod registry;
 mod submit;
@@ -200,6 +201,12 @@ impl NativeStore {
         self.db.submitter.submit(self.db.clone(), key.to_owned(), value.to_vec(), completions, token).map_err(to_py)
     }
 
+    /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call.
+    fn open_array(&self, py: Python<'_>, path: &str) -> PyResult<array::NativeArray> {
+        let array = py.detach(|| zarrdb::Array::open(self.store.clone(), path)).map_err(to_py)?;
+        Ok(array::NativeArray::new(array))
+    }
+
     /// Whether `submit` takes `key` on this store.
     fn can_submit(&self, key: &str) -> bool {
         self.auto_commit && !RawAccess::is_document(key)
@@ -307,6 +314,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeStore>()?;
     m.add_class::<txn::Txn>()?;
     m.add_class::<submit::Completions>()?;
+    m.add_class::<array::NativeArray>()?;
     m.add_class::<Value>()?;
     errors::register(m)?;
     Ok(())

@@ -33,8 +33,21 @@ SHAPE = (256, 256)
 CHUNKS = (32, 32)
 
 # "transaction": each round runs in `with store.transaction() as tx:` (the guarantee);
-# "plain": straight `arr[...] = v` on the store (zarr-python's own read-modify-write).
-Mode = Literal["transaction", "plain"]
+# "plain": straight `arr[...] = v` on the store (zarr-python's own read-modify-write);
+# "pipeline": straight assignments of boxes through `zarrdb.CodecPipeline` (the engine's region
+# writes): writer w owns the column pairs 2p, 2p+1 with p % writers == w, one box each.
+Mode = Literal["transaction", "plain", "pipeline"]
+
+PIPELINE = {"codec_pipeline.path": "zarrdb.CodecPipeline"}
+
+
+def owned(writer: int, writers: int, mode: Mode) -> np.ndarray:
+    """The columns ``writer`` owns: every ``writers``-th one, or in "pipeline" mode every
+    ``writers``-th pair (so each of its writes is a box, still sharing every chunk)."""
+    columns = np.arange(SHAPE[1])
+    if mode == "pipeline":
+        return columns[(columns // 2) % writers == writer]
+    return columns[writer::writers]
 
 
 def value(writer: int, round_: int) -> int:
@@ -60,11 +73,17 @@ def create(store: ZarrdbStore) -> None:
     )
 
 
-def _round(arr: zarr.Array, writer: int, writers: int, round_: int) -> str | None:
+def _round(arr: zarr.Array, mode: Mode, writer: int, writers: int, round_: int) -> str | None:
     expected = value(writer, round_ - 1) if round_ else 0
-    mine = np.asarray(arr[:, writer::writers])
-    lost = int(np.count_nonzero(mine != expected))
-    arr[:, writer::writers] = value(writer, round_)
+    if mode == "pipeline":
+        mine = np.asarray(arr[:])[:, owned(writer, writers, mode)]
+        lost = int(np.count_nonzero(mine != expected))
+        for pair in range(2 * writer, SHAPE[1], 2 * writers):
+            arr[:, pair : pair + 2] = value(writer, round_)
+    else:
+        mine = np.asarray(arr[:, writer::writers])
+        lost = int(np.count_nonzero(mine != expected))
+        arr[:, writer::writers] = value(writer, round_)
     if lost:
         return f"writer {writer} round {round_}: {lost} of its elements lost their last update"
     return None
@@ -76,20 +95,23 @@ def run_writer(store: ZarrdbStore, mode: Mode, writer: int, writers: int, rounds
     for round_ in range(rounds):
         if mode == "transaction":
             with store.transaction() as tx:
-                problem = _round(zarr.open_array(tx, path=ARRAY), writer, writers, round_)
+                problem = _round(zarr.open_array(tx, path=ARRAY), mode, writer, writers, round_)
+        elif mode == "pipeline":
+            with zarr.config.set(PIPELINE):
+                problem = _round(zarr.open_array(store, path=ARRAY), mode, writer, writers, round_)
         else:
-            problem = _round(zarr.open_array(store, path=ARRAY), writer, writers, round_)
+            problem = _round(zarr.open_array(store, path=ARRAY), mode, writer, writers, round_)
         if problem:
             problems.append(problem)
     return problems
 
 
-def final_problems(store: ZarrdbStore, writers: int, rounds: int) -> list[str]:
+def final_problems(store: ZarrdbStore, mode: Mode, writers: int, rounds: int) -> list[str]:
     """Every element must hold its owner's last value."""
     data = np.asarray(zarr.open_array(store.snapshot(), path=ARRAY, mode="r")[:])
     problems = []
     for writer in range(writers):
-        lost = int(np.count_nonzero(data[:, writer::writers] != value(writer, rounds - 1)))
+        lost = int(np.count_nonzero(data[:, owned(writer, writers, mode)] != value(writer, rounds - 1)))
         if lost:
             problems.append(f"writer {writer}: {lost} elements do not hold its last value")
     return problems
@@ -164,7 +186,7 @@ end). Writers 0.. are the threads, the processes come after."""
             if worker.poll() is None:
                 worker.kill()
                 worker.wait()
-    return Outcome(problems + final_problems(store, writers, rounds), seconds, writers * rounds)
+    return Outcome(problems + final_problems(store, mode, writers, rounds), seconds, writers * rounds)
 
 
 def main(argv: list[str]) -> int:

@@ -30,3 +30,13 @@ def test_threads_and_processes_lose_no_partial_chunk_update(
     path = str(tmp_path / f"shared.{backend}")
     outcome = run_scenario(path, backend, "transaction", threads=8, processes=4, rounds=rounds)
     assert outcome.problems == []
+
+
+@pytest.mark.parametrize("backend", ["redb", "lmdb"])
+def test_boxes_through_the_codec_pipeline_lose_no_update(tmp_path: Path, backend: str) -> None:
+    """The same writers without transactions, each writing boxes (column pairs) through
+    ``zarrdb.CodecPipeline``: the engine's region writes patch shared chunks inside their
+    commits, so nothing is lost either."""
+    path = str(tmp_path / f"shared.{backend}")
+    outcome = run_scenario(path, backend, "pipeline", threads=8, processes=4, rounds=4)
+    assert outcome.problems == []

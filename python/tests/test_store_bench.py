@@ -16,6 +16,7 @@ STORES = {
     "zarrdb",
     "zarrdb_fast",
     "zarrdb_single",
+    "zarrdb_pipeline",
     "zarrdb_cache1g",
     "local_sync",
     "local",

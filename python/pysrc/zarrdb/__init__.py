@@ -22,11 +22,13 @@ from ._native import (
     TransactionError,
     TransferError,
 )
+from ._pipeline import CodecPipeline
 from ._store import ZarrdbStore
 
 __all__ = [
     "ArrayError",
     "CodecError",
+    "CodecPipeline",
     "DiskFullError",
     "Error",
     "LockedError",
