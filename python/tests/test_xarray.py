@@ -44,3 +44,20 @@ def test_xarray_append_along_time(tmp_path: Path) -> None:
     ds.isel(time=slice(3, None)).to_zarr(ZarrdbStore(path), append_dim="time", consolidated=False)
     back = xr.open_zarr(ZarrdbStore(path, read_only=True), chunks=None, consolidated=False)
     xr.testing.assert_identical(back.load(), ds)
+
+
+@pytest.mark.filterwarnings("ignore:Consolidated metadata:UserWarning")
+def test_xarray_through_the_codec_pipeline(tmp_path: Path) -> None:
+    """The same round trip and append with ``zarrdb.CodecPipeline``: numbers go through the
+    engine, datetimes and strings through zarr-python's pipeline, and all come back identical."""
+    import zarr
+
+    ds = _dataset()
+    path = tmp_path / "pipeline.zarrdb"
+    with zarr.config.set({"codec_pipeline.path": "zarrdb.CodecPipeline"}):
+        ds.isel(time=slice(0, 3)).to_zarr(ZarrdbStore(path), consolidated=True, zarr_format=3)
+        ds.isel(time=slice(3, None)).to_zarr(ZarrdbStore(path), append_dim="time", consolidated=True)
+        back = xr.open_zarr(ZarrdbStore(path, read_only=True), chunks=None, consolidated=True)
+        xr.testing.assert_identical(back.load(), ds)
+    plain = xr.open_zarr(ZarrdbStore(path, read_only=True), chunks=None, consolidated=True)
+    xr.testing.assert_identical(plain.load(), ds)
