@@ -70,3 +70,19 @@ fn values_fail_naming_the_codec_and_unknown_names_stay_unknown() {
     let err = Array::create(store, "/u", meta).unwrap_err();
     assert!(matches!(err, Error::Codec { source: CodecError::UnknownCodec { .. }, .. }), "{err}");
 }
+
+#[test]
+fn a_region_write_in_such_an_array_touches_nothing() {
+    // Chunk 0 is written as all fill value, which is erased without encoding: the write must
+    // still fail before it, or a transaction would commit the erasure with the failed write.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut meta = ArrayMetadata::new(DataType::Float32, vec![4], vec![2]);
+    meta.codecs =
+        NamedConfig::parse_list(&serde_json::json!([{"name": "numcodecs.zfpy", "configuration": {"mode": 4}}]))
+            .unwrap();
+    let a = Array::create(store.clone(), "/z", meta).unwrap();
+    store.set("z/c/0", b"stored by another library").unwrap();
+    assert!(matches!(a.check_codecs(), Err(Error::Codec { source: CodecError::Unavailable { .. }, .. })));
+    assert!(a.write_region(&[0], &[4], &[0.0f32, 0.0, 1.0, 2.0]).is_err());
+    assert_eq!(store.get("z/c/0").unwrap().as_deref(), Some(&b"stored by another library"[..]));
+}

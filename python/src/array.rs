@@ -31,6 +31,13 @@ impl NativeArray {
         !self.array.data_type().is_variable_length()
     }
 
+    /// Whether zarrdb can run every codec of the array (and its chunks are within the size it
+    /// decodes): region reads and writes need it.
+    #[getter]
+    fn runnable(&self) -> bool {
+        self.array.check_codecs().is_ok()
+    }
+
     /// The region `offset..offset+shape` as C-order little-endian element bytes; chunks not
     /// stored read as the fill value.
     fn read_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>) -> PyResult<Value> {
@@ -57,9 +64,12 @@ impl NativeArray {
                 // SAFETY: `data` holds the buffer export until this function returns, after this
                 // closure: the exporter keeps the memory allocated (numpy refuses to resize an
                 // exported array), and it is `len` contiguous bytes from `address` (checked
-                // above). Python code in another thread may still write to the array meanwhile,
-                // as it may during any buffer-protocol read; such a write only changes which
-                // bytes are stored (every byte pattern is a valid u8).
+                // above). The slice is only read, and sound as long as nothing writes to the
+                // buffer during the call: the caller's contract, the same as for every CPython
+                // consumer that reads a buffer with the GIL released (`os.write`, `hashlib`,
+                // `zlib`). zarrdb.CodecPipeline passes the value of an assignment, which
+                // zarr-python holds unchanged until the assignment returns; user code that
+                // changes that array from another thread meanwhile has a data race of its own.
                 unsafe { std::slice::from_raw_parts(address as *const u8, len) }
             };
             self.array.write_region_bytes(&offset, &shape, bytes)

@@ -230,6 +230,10 @@ impl Array {
 
     pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         self.require_fixed_size()?;
+        // Before any chunk is touched: a chunk that ends up holding only the fill value is erased
+        // without encoding, so a chain that cannot run would otherwise fail half-way, and inside
+        // a transaction the erasures before the failure would commit with it.
+        self.check_codecs()?;
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
             return Err(ArrayError::BufferLength {

@@ -72,6 +72,22 @@ impl Array {
         }
     }
 
+    /// Whether this array's chunks can be encoded and decoded here: `CodecError::Unavailable`
+    /// for a codec zarrdb recognises but cannot run, `CodecError::ChunkTooLarge` for chunks
+    /// above 4 GiB decoded. Such an array still opens (its metadata, stored
+    /// chunk keys and raw bytes can be read and copied).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore};
+    /// let a = Array::create(Arc::new(MemoryStore::new()), "/a", ArrayMetadata::new(DataType::Int8, vec![4], vec![2]))?;
+    /// assert!(a.check_codecs().is_ok());
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn check_codecs(&self) -> Result<(), Error> {
+        self.chain.check_runnable().map_err(|source| Error::Codec { key: self.path.metadata_key(), source })
+    }
+
     /// The array's path.
     pub fn path(&self) -> &NodePath {
         &self.path

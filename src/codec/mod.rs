@@ -298,7 +298,7 @@ impl CodecChain {
 
     /// `Unavailable` when the chain holds a codec zarrdb cannot run; `ChunkTooLarge` when a
     /// decoded chunk would exceed [`MAX_CHUNK_BYTES`], before any buffer of that size exists.
-    fn check_runnable(&self) -> Result<(), CodecError> {
+    pub(crate) fn check_runnable(&self) -> Result<(), CodecError> {
         if let Some(name) = &self.unavailable {
             return Err(CodecError::Unavailable { name: name.clone() });
         }

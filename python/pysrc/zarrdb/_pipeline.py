@@ -17,6 +17,7 @@ Enable it with ``zarr.config.set({"codec_pipeline.path": "zarrdb.CodecPipeline"}
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -131,9 +132,12 @@ class CodecPipeline(_CodecPipeline):
         metadata, store = self.metadata, self.store
         if metadata is None or store is None or drop_axes or not batch:
             return None
+        if for_write and store.read_only:
+            return None  # zarr-python's pipeline refuses it with its own error
         dtype = self._dtype()
         # Element bytes must be the engine's: fixed size, little-endian (checked again on open).
-        if dtype.kind not in "biufc" or dtype.byteorder == ">" or not hasattr(metadata.chunk_grid, "chunk_shape"):
+        little = dtype.byteorder in "<|" or (dtype.byteorder == "=" and sys.byteorder == "little")
+        if dtype.kind not in "biufc" or not little or not hasattr(metadata.chunk_grid, "chunk_shape"):
             return None
         chunk_shape = tuple(metadata.chunk_grid.chunk_shape)
         ndim = len(metadata.shape)
@@ -183,7 +187,8 @@ class CodecPipeline(_CodecPipeline):
             array = await _in_worker(handle.open_array, region.path)
         except _native.Error:
             return None
-        return array if array.fixed_size else None
+        # Codecs zarrdb recognises but cannot run (numcodecs' zstd, blosc, ...) stay zarr-python's.
+        return array if array.fixed_size and array.runnable else None
 
 
 def _boxes(
