@@ -16,7 +16,7 @@
 //! The test fails on any bug and prints each backend's counts. CI runs `CI_CASES` copies per
 //! backend; `ZARRDB_CORRUPTION_CASES=300` (and `ZARRDB_CORRUPTION_SEED`) give the recorded
 //! campaign: `ZARRDB_CORRUPTION_CASES=300 cargo test --release --test corruption_campaign --
-//! --nocapture`.
+//! --nocapture`; `ZARRDB_CORRUPTION_TARGETS=lmdb` (a comma-separated list) runs only some targets.
 
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the test uses only part of the shared generator")]
@@ -97,7 +97,12 @@ fn damaged_stores_end_in_errors_never_in_crashes() {
     let cases = std::env::var("ZARRDB_CORRUPTION_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_CASES);
     let seed = std::env::var("ZARRDB_CORRUPTION_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     let mut failures = Vec::new();
+    // `ZARRDB_CORRUPTION_TARGETS=lmdb,zip` limits a run to some targets.
+    let only = std::env::var("ZARRDB_CORRUPTION_TARGETS").unwrap_or_default().to_lowercase();
     for target in [Target::Redb, Target::Lmdb, Target::Sled, Target::Zip] {
+        if !only.is_empty() && !only.split(',').any(|t| t == format!("{target:?}").to_lowercase()) {
+            continue;
+        }
         let tally = campaign(target, cases, seed);
         println!("{target:?}: {} damaged copies: {tally}", tally.runs());
         for silent in &tally.silent {

@@ -143,9 +143,14 @@ impl DatabaseBuilder {
         self
     }
 
-    /// redb only: verify the checksum of every page when opening, so a damaged file is refused
-    /// with [`crate::OpenError::Corrupted`] up front. It reads the whole file; `zarrdb check`
-    /// uses it. Without it, damage is found (as an error) when the damaged part is read.
+    /// Check the whole file when opening, so a damaged file is refused with
+    /// [`crate::OpenError::Corrupted`] up front: redb verifies the checksum of every page; for
+    /// LMDB zarrdb walks every page of its trees before LMDB maps the file (page numbers, page
+    /// kinds, node extents and flags, key order, depths, counts; docs/format.md); sled has no
+    /// such check. It reads the whole file (LMDB: every page but the bodies
+    /// of large values); `zarrdb check` uses it. Without it, damage is found (as an error)
+    /// when the damaged part is read, except on LMDB, where some damaged pages read as missing
+    /// entries and one damaged node flag crashes LMDB itself.
     pub fn verify_on_open(&mut self, verify: bool) -> &mut Self {
         self.verify_on_open = verify;
         self

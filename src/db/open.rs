@@ -116,9 +116,14 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
                 read_only: options.read_only,
             },
         )?),
-        Backend::Lmdb => {
-            Arc::new(LmdbEngine::open(path, create, durable, options.lmdb_initial_map_size, options.read_only)?)
-        }
+        Backend::Lmdb => Arc::new(LmdbEngine::open(
+            path,
+            create,
+            durable,
+            options.lmdb_initial_map_size,
+            options.read_only,
+            options.verify_on_open,
+        )?),
         Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
     };
     check_format(engine.as_ref(), &display, options.read_only)?;

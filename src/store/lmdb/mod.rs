@@ -8,6 +8,7 @@
 
 mod fault;
 mod sealed;
+mod walk;
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,7 @@ impl LmdbEngine {
         durable: bool,
         map_size: Option<usize>,
         read_only: bool,
+        verify: bool,
     ) -> Result<LmdbEngine, OpenError> {
         let display = path.display().to_string();
         if create && !read_only {
@@ -93,6 +95,14 @@ impl LmdbEngine {
                 backend: NAME,
                 source: "data.mdb is empty (cut short to nothing)".into(),
             });
+        }
+        // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs).
+        if verify && data.exists() {
+            walk::verify(&data).map_err(|why| OpenError::Corrupted {
+                path: display.clone(),
+                backend: NAME,
+                source: why.into(),
+            })?;
         }
         let env = match unsafe { options.open(path) } {
             // Without write permission on lock.mdb LMDB cannot record its reader (it copes with
