@@ -92,26 +92,22 @@ class CodecPipeline(_CodecPipeline):
 
     async def read(self, batch_info: Any, out: Any, drop_axes: tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
-        region = self._region(batch, tuple(out.shape), drop_axes, for_write=False)
+        region = self._region(batch, tuple(out.shape), out.dtype, drop_axes, for_write=False)
         array = await self._open(region)
-        if region is None or array is None or out.dtype != self._dtype():
+        if region is None or array is None:
             await self.inner.read(batch, out, drop_axes)
             return
-        dtype = self._dtype()
         data = await _in_worker(array.read_region, list(region.offset), list(region.shape))
-        out[...] = np.frombuffer(data, dtype=dtype).reshape(region.shape)
+        out[...] = np.frombuffer(data, dtype=out.dtype).reshape(region.shape)
 
     async def write(self, batch_info: Any, value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
-        region = self._region(batch, tuple(value.shape), drop_axes, for_write=True)
+        region = self._region(batch, tuple(value.shape), value.dtype, drop_axes, for_write=True)
         array = await self._open(region)
         if region is None or array is None:
             await self.inner.write(batch, value, drop_axes)
             return
         values = value.as_numpy_array()
-        if values.dtype != self._dtype():
-            await self.inner.write(batch, value, drop_axes)
-            return
         if values.shape != region.shape:
             values = np.broadcast_to(values, region.shape)
         # The engine reads the elements in place (no copy into bytes) as little-endian bytes.
@@ -125,16 +121,24 @@ class CodecPipeline(_CodecPipeline):
         return np.dtype(self.metadata.data_type.to_native_dtype())
 
     def _region(
-        self, batch: list[Any], shape: tuple[int, ...] | None, drop_axes: tuple[int, ...], *, for_write: bool
+        self,
+        batch: list[Any],
+        shape: tuple[int, ...] | None,
+        dtype: Any,
+        drop_axes: tuple[int, ...],
+        *,
+        for_write: bool,
     ) -> _Region | None:
         """The box ``batch`` covers, when the selection is one (each chunk's part a block of
-        slices, all at one offset from the value, tiling it); None sends it to ``inner``."""
+        slices, all at one offset from the value, tiling it) and the value or output holds the
+        array's own ``dtype``; None sends it to ``inner``."""
         metadata, store = self.metadata, self.store
         if metadata is None or store is None or drop_axes or not batch:
             return None
         if for_write and store.read_only:
             return None  # zarr-python's pipeline refuses it with its own error
-        dtype = self._dtype()
+        if dtype != self._dtype():
+            return None
         # Element bytes must be the engine's: fixed size, little-endian (checked again on open).
         little = dtype.byteorder in "<|" or (dtype.byteorder == "=" and sys.byteorder == "little")
         if dtype.kind not in "biufc" or not little or not hasattr(metadata.chunk_grid, "chunk_shape"):

@@ -18,7 +18,7 @@
 //! page count u32), then u16 node offsets; a node is data size (or child page) u32 as two u16,
 //! flags u16, key size u16, key, data.
 //!
-//! Memory is one page buffer, the key last seen and one bit per page of the file.
+//! Memory is one page buffer per tree level, the key last seen and one bit per page of the file.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -70,18 +70,16 @@ pub(super) fn verify(data: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The newest meta page's transaction id and page size, if readable (to notice a commit).
+/// The newest meta page's transaction id, if readable (to notice a commit).
 fn newest_commit(file: &File) -> Option<u64> {
-    let mut meta = [0u8; 160];
-    file.read_exact_at(&mut meta, 0).ok()?;
-    let page_size = u64::from(u32_at(&meta, 40));
-    let mut second = [0u8; 160];
-    file.read_exact_at(&mut second, page_size).ok()?;
-    Some(u64_at(&meta, 144).max(u64_at(&second, 144)))
+    let len = file.metadata().ok()?.len();
+    let (first, second, _) = meta_pages(file, len).ok()?;
+    Some(u64_at(&first, 144).max(u64_at(&second, 144)))
 }
 
-fn walk_once(file: &File, data: &Path) -> Result<(), String> {
-    let len = file.metadata().map_err(|e| format!("cannot stat {}: {e}", data.display()))?.len();
+/// The start of both meta pages (as much as the walk reads of them) and the page size the first
+/// records.
+fn meta_pages(file: &File, len: u64) -> Result<([u8; 160], [u8; 160], usize), String> {
     let mut first = [0u8; 160];
     read_at(file, &mut first, 0, len, "meta page 0")?;
     let page_size = u32_at(&first, 40) as usize;
@@ -90,6 +88,12 @@ fn walk_once(file: &File, data: &Path) -> Result<(), String> {
     }
     let mut second = [0u8; 160];
     read_at(file, &mut second, page_size as u64, len, "meta page 1")?;
+    Ok((first, second, page_size))
+}
+
+fn walk_once(file: &File, data: &Path) -> Result<(), String> {
+    let len = file.metadata().map_err(|e| format!("cannot stat {}: {e}", data.display()))?.len();
+    let (first, second, page_size) = meta_pages(file, len)?;
     let meta = [&first, &second]
         .into_iter()
         .filter(|m| u32_at(m.as_slice(), 16) == MAGIC)
@@ -112,12 +116,12 @@ fn walk_once(file: &File, data: &Path) -> Result<(), String> {
     };
     walk.mark(0)?;
     walk.mark(1)?;
-    for (name, at) in [("free-page", 40), ("main", 88)] {
+    // The free-page tree is keyed by transaction id, a native (little-endian) integer.
+    for (name, at, integer_keys) in [("free-page", 40, true), ("main", 88, false)] {
         let recorded = tree_at(meta, at);
         walk.counted = Tree { depth: recorded.depth, root: recorded.root, ..Tree::default() };
         walk.last_key = None;
-        // The free-page tree is keyed by transaction id, a native (little-endian) integer.
-        walk.integer_keys = name == "free-page";
+        walk.integer_keys = integer_keys;
         if recorded.root != NO_ROOT {
             if recorded.depth == 0 || recorded.depth > MAX_DEPTH {
                 return Err(format!("the {name} tree records depth {}", recorded.depth));
@@ -218,8 +222,10 @@ impl Walk<'_> {
                 return Err(format!("page {number} node {i}'s key runs past the page"));
             }
             let key = &page[at + NODE..key_end];
-            // A branch's first key is empty by design: its child holds everything below the next.
-            if leaf || i > 0 {
+            // Leaf keys are checked against the tree's last key (`leaf`), which covers their own
+            // page too. A branch's first key is empty by design: its child holds everything
+            // below the next.
+            if !leaf && i > 0 {
                 if previous.is_some_and(|p| !self.before(p, key)) {
                     return Err(format!("page {number} node {i}'s key is out of order"));
                 }
@@ -251,9 +257,15 @@ impl Walk<'_> {
             return Err(format!("page {number} node {i} has flags {flags:#x} (no sub-databases or duplicates here)"));
         }
         if self.last_key.as_deref().is_some_and(|last| !self.before(last, key)) {
-            return Err(format!("page {number} node {i}'s key is not after the previous page's keys"));
+            return Err(format!("page {number} node {i}'s key is not after the key before it in the tree"));
         }
-        self.last_key = Some(key.to_vec());
+        match &mut self.last_key {
+            Some(last) => {
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            None => self.last_key = Some(key.to_vec()),
+        }
         self.counted.entries += 1;
         if flags & BIG_DATA == 0 {
             if key_end as u64 + size > self.page_size as u64 {
