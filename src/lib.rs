@@ -42,7 +42,7 @@ pub use metadata::{
 };
 pub use store::{
     ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,
-    StoreScope, WritableStore, ZipStore,
+    StoreScope, StreamScope, WritableStore, ZipStore,
 };
 pub use transfer::{
     copy, ConvertedStore, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError,

@@ -225,14 +225,19 @@ impl Array {
     /// Chunks the region covers only in part are read, patched and rewritten; a chunk that ends up
     /// holding only the fill value is erased instead of stored. Chunks are encoded in parallel.
     pub fn write_region_bytes(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+        self.check_write(offset, shape, bytes)?;
+        if self.write_streamed(offset, shape, bytes)? {
+            return Ok(());
+        }
         self.scoped_data(|a| a.write_region_unscoped(offset, shape, bytes))
     }
 
-    pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+    /// Check a region write before any chunk is touched.
+    fn check_write(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         self.require_fixed_size()?;
-        // Before any chunk is touched: a chunk that ends up holding only the fill value is erased
-        // without encoding, so a chain that cannot run would otherwise fail half-way, and inside
-        // a transaction the erasures before the failure would commit with it.
+        // A chunk that ends up holding only the fill value is erased without encoding, so a
+        // chain that cannot run would otherwise fail half-way, and inside a transaction the
+        // erasures before the failure would commit with it.
         self.check_codecs()?;
         let nbytes = self.check_region(offset, shape)?;
         if bytes.len() != nbytes {
@@ -243,6 +248,11 @@ impl Array {
             }
             .into());
         }
+        Ok(())
+    }
+
+    pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
+        self.check_write(offset, shape, bytes)?;
         let parts = self.parts(offset, shape);
         if self.parts_are_cheap(parts.len()) {
             return parts.iter().try_for_each(|part| self.write_part(part, offset, shape, bytes));

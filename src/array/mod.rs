@@ -7,6 +7,7 @@ mod io;
 mod items;
 pub(crate) mod region;
 mod resize;
+mod stream;
 
 use std::sync::Arc;
 

@@ -12,7 +12,8 @@ use super::transaction::TxnScope;
 use super::{check_user_key, overlay, DbShared, Snapshot, Transaction};
 use crate::error::{Error, StoreError};
 use crate::store::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, StreamScope,
+    WritableStore,
 };
 
 pub(crate) struct AutoCommitStore {
@@ -124,6 +125,10 @@ impl Store for AutoCommitStore {
 
     fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, Error> {
         Ok(Some(Box::new(DataScope::begin(self.db.clone())?)))
+    }
+
+    fn begin_stream(&self, expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, Error> {
+        Ok(Some(Box::new(super::bulk::BulkWrite::begin(&self.db, expected_bytes)?)))
     }
 
     fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, Error> {

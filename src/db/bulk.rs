@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::transaction::WriterGuard;
-use super::{check_user_key, disk_full, Database, Snapshot};
+use super::{check_user_key, disk_full, Database, DbShared, Snapshot};
 use crate::array::chunk_sync;
 use crate::error::Error;
 use crate::store::kv::KvBulk;
-use crate::store::Store;
+use crate::store::{Store, StreamScope};
 
 /// An open bulk write. It holds the database's writer lock (and the engine's, which excludes
 /// other processes), so the snapshot it carries is the latest commit until it ends.
@@ -30,23 +30,27 @@ impl Database {
     /// Begin a bulk write of about `expected_bytes`; waits for the current writer like
     /// [`Database::begin_write`].
     pub(crate) fn begin_bulk(&self, expected_bytes: u64) -> Result<BulkWrite, Error> {
-        self.shared.would_deadlock()?;
-        let writer = WriterGuard::acquire(self.shared.clone())?;
-        // The engine's writer before the snapshot, so the snapshot is the latest commit of any
-        // process (LMDB, redb in multi-writer mode).
-        let bulk = self.shared.engine.clone().bulk(expected_bytes)?;
-        let snapshot = Snapshot::begin(&self.shared)?;
-        Ok(BulkWrite {
-            bulk: Some(bulk),
-            snapshot: Some(snapshot),
-            written: chunk_sync::Touched::new(),
-            path: self.shared.path.clone(),
-            _writer: writer,
-        })
+        BulkWrite::begin(&self.shared, expected_bytes)
     }
 }
 
 impl BulkWrite {
+    pub(super) fn begin(shared: &Arc<DbShared>, expected_bytes: u64) -> Result<BulkWrite, Error> {
+        shared.would_deadlock()?;
+        let writer = WriterGuard::acquire(shared.clone())?;
+        // The engine's writer before the snapshot, so the snapshot is the latest commit of any
+        // process (LMDB, redb in multi-writer mode).
+        let bulk = shared.engine.clone().bulk(expected_bytes)?;
+        let snapshot = Snapshot::begin(shared)?;
+        Ok(BulkWrite {
+            bulk: Some(bulk),
+            snapshot: Some(snapshot),
+            written: chunk_sync::Touched::new(),
+            path: shared.path.clone(),
+            _writer: writer,
+        })
+    }
+
     /// The database as of the bulk write's beginning (its own puts are not seen).
     pub(crate) fn before(&self) -> Arc<dyn Store> {
         self.snapshot.as_ref().expect("the snapshot lives until commit").store()
@@ -64,6 +68,14 @@ impl BulkWrite {
         bulk.put(values).map_err(|e| disk_full::classify(e.into(), &self.path, bytes))
     }
 
+    /// Erase `key` (a user key; the reserved prefix is refused).
+    pub(crate) fn erase(&mut self, key: &str) -> Result<(), Error> {
+        check_user_key(key)?;
+        self.written.note(key);
+        let bulk = self.bulk.as_mut().expect("the engine transaction lives until commit");
+        bulk.erase(key).map_err(|e| disk_full::classify(e.into(), &self.path, 0))
+    }
+
     /// Commit everything durably.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
         // Before the commit: an LMDB snapshot would keep the pages this commit frees in use.
@@ -74,5 +86,24 @@ impl BulkWrite {
         // existed, i.e. a root document replaced) must find its version changed.
         self.written.bump();
         Ok(())
+    }
+}
+
+/// A region write streamed into one bulk write (see [`Store::begin_stream`]).
+impl StreamScope for BulkWrite {
+    fn before(&self) -> Arc<dyn Store> {
+        BulkWrite::before(self)
+    }
+
+    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<(), Error> {
+        BulkWrite::put(self, vec![(key.to_owned(), value)])
+    }
+
+    fn erase(&mut self, key: &str) -> Result<(), Error> {
+        BulkWrite::erase(self, key)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), Error> {
+        self.commit()
     }
 }

@@ -88,6 +88,9 @@ pub(crate) trait KvBulk {
     /// Store `values` in the transaction.
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError>;
 
+    /// Erase `key` in the transaction (nothing happens when it is absent).
+    fn erase(&mut self, key: &str) -> Result<(), StoreError>;
+
     /// Commit durably: an import is one large, rare commit, so it pays one fsync whatever the
     /// database's durability mode.
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
@@ -104,6 +107,11 @@ impl<E: KvEngine + ?Sized> KvBulk for BufferedBulk<E> {
         for (key, value) in values {
             self.batch.puts.insert(key, Some(value));
         }
+        Ok(())
+    }
+
+    fn erase(&mut self, key: &str) -> Result<(), StoreError> {
+        self.batch.puts.insert(key.to_owned(), None);
         Ok(())
     }
 

@@ -222,6 +222,33 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
     fn bumps_chunk_versions_at_commit(&self) -> bool {
         false
     }
+
+    /// Begin a large write streamed into one atomic commit (a region write of about
+    /// `expected_bytes` chunk bytes): a database in auto-commit mode returns one engine write
+    /// transaction that takes each value as soon as it is encoded, so encoding, the engine's
+    /// copying and its file writes overlap, and memory holds a few values instead of the whole
+    /// write. Other stores return `None`, and the write runs as it would otherwise.
+    fn begin_stream(&self, expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, crate::Error> {
+        let _ = expected_bytes;
+        Ok(None)
+    }
+}
+
+/// A streamed write opened by [`Store::begin_stream`]: nothing is visible until
+/// [`StreamScope::finish`], and dropping it unfinished discards everything.
+pub trait StreamScope {
+    /// The store as it was when the stream began, for what the write reads (chunks it patches).
+    /// It stays the latest state: the stream excludes every other writer.
+    fn before(&self) -> Arc<dyn Store>;
+
+    /// Store `value` under `key`.
+    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<(), crate::Error>;
+
+    /// Erase `key` (nothing happens when it is absent).
+    fn erase(&mut self, key: &str) -> Result<(), crate::Error>;
+
+    /// Commit everything as one durable commit.
+    fn finish(self: Box<Self>) -> Result<(), crate::Error>;
 }
 
 /// An atomic unit opened by [`Store::begin_scope`]: operations go to [`StoreScope::store`], and

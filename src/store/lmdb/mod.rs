@@ -416,6 +416,16 @@ impl KvBulk for LmdbBulk {
         self.engine.mapping.check(NAME, "put", "")
     }
 
+    fn erase(&mut self, key: &str) -> Result<(), StoreError> {
+        let engine = &self.engine;
+        if key.len() > engine.env.max_key_size() {
+            // Longer keys were never stored.
+            return Ok(());
+        }
+        engine.db.delete(&mut self.txn, key).map_err(|e| engine.write_error("erase", key, e))?;
+        engine.mapping.check(NAME, "erase", key)
+    }
+
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         let LmdbBulk { txn, _remap, engine } = *self;
         let result =

@@ -280,6 +280,13 @@ impl KvBulk for RedbBulk {
         })
     }
 
+    fn erase(&mut self, key: &str) -> Result<(), StoreError> {
+        unpanicked("erase", key, || {
+            let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+            put(&mut table, key, None).map_err(engine_error(NAME, "erase", key))
+        })
+    }
+
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         unpanicked("commit", "", || apply_in(self.txn, &WriteBatch::default(), true))
     }

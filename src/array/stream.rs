@@ -1,0 +1,129 @@
+//! Large region writes streamed into one commit.
+//!
+//! A region write on a database normally encodes every chunk first and commits them all at the
+//! end (`db/data_scope.rs`), so the engine's work (copying each value into its pages, writing
+//! them to the file, the fsync) starts only once the last chunk is encoded, and memory holds the
+//! whole encoded write. A large write on a store that offers a stream ([`Store::begin_stream`])
+//! instead runs encoders on threads of their own while the calling thread hands each encoded
+//! chunk to the engine's write transaction as it arrives: encoding and the engine's work
+//! overlap, and memory holds a few chunks.
+//!
+//! The encoders are plain threads, not rayon's pool: the stream holds the database's writer lock,
+//! and a pool thread waiting for encoded chunks while holding it could be asked by rayon to run
+//! another writer's work that waits for the same lock. For the same reason a write called from a
+//! pool thread does not stream.
+//!
+//! [`Store::begin_stream`]: crate::store::Store::begin_stream
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use super::io::Part;
+use super::region::{self, copy_box, offset_in_cell, BoxIn};
+use super::Array;
+use crate::error::Error;
+use crate::store::StreamScope;
+
+/// Writes of fewer bytes go through the data scope: streaming holds the writer lock while
+/// encoding, which is worth it only when the engine's share of the work is large.
+const MIN_STREAM_BYTES: usize = 16 << 20;
+
+/// Encoded chunks waiting for the engine, at most (and never more than this many bytes' worth
+/// of chunks at their decoded size).
+const QUEUE_CHUNKS: usize = 16;
+const QUEUE_BYTES: u64 = 64 << 20;
+
+/// One encoded chunk for the engine: its key and value, `None` to erase it (it holds only the
+/// fill value).
+type Encoded = (String, Option<Vec<u8>>);
+
+impl Array {
+    /// Write the region through a stream when it is large and the store offers one; `false`
+    /// (nothing written) otherwise. The region and buffer have been checked.
+    pub(super) fn write_streamed(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<bool, Error> {
+        if bytes.len() < MIN_STREAM_BYTES || rayon::current_thread_index().is_some() {
+            return Ok(false);
+        }
+        let Some(mut stream) = self.store.begin_stream(bytes.len() as u64)? else { return Ok(false) };
+        // Chunks the region covers in part are read here: the stream excludes other writers, so
+        // this is the latest state.
+        let before = Array { store: stream.before(), ..self.clone() };
+        let parts = self.parts(offset, shape);
+        let encoders = rayon::current_num_threads().clamp(1, parts.len().max(1));
+        let chunk_bytes = self.chunk_spec().num_bytes().max(1);
+        let queue = (QUEUE_BYTES / chunk_bytes).clamp(1, QUEUE_CHUNKS as u64) as usize;
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let (sender, receiver) = mpsc::sync_channel::<Result<Encoded, Error>>(queue);
+        std::thread::scope(|scope| {
+            for _ in 0..encoders {
+                let sender = sender.clone();
+                let (before, parts, next, stop) = (&before, &parts, &next, &stop);
+                scope.spawn(move || {
+                    let mut gathered = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(part) = parts.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                        let encoded = before.encode_part(part, offset, shape, bytes, &mut gathered);
+                        let failed = encoded.is_err();
+                        if sender.send(encoded).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let fed = feed(stream.as_mut(), &receiver);
+            // On an error the encoders stop at their next chunk; the scope waits for them.
+            stop.store(true, Ordering::Relaxed);
+            drop(receiver);
+            fed
+        })?;
+        stream.finish()?;
+        Ok(true)
+    }
+
+    /// The chunk `part` of the region as it will be stored: the region's bytes where it covers
+    /// the chunk, the stored chunk (or the fill value) elsewhere; encoded, or `None` when it
+    /// holds only the fill value. `gathered` is scratch space reused from chunk to chunk.
+    fn encode_part(
+        &self,
+        part: &Part,
+        offset: &[u64],
+        shape: &[u64],
+        bytes: &[u8],
+        gathered: &mut Vec<u8>,
+    ) -> Result<Encoded, Error> {
+        let elem = self.data_type().size();
+        let chunk_shape = self.chunk_shape();
+        let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+        let src = BoxIn { shape, start: &in_region };
+        let key = self.chunk_key(&part.coords);
+        if part.size == chunk_shape {
+            region::gather_box_into(bytes, &src, chunk_shape, elem, gathered);
+        } else {
+            let stored = if self.covers(part) { None } else { self.read_chunk(&part.coords)? };
+            *gathered = match stored {
+                Some(chunk) => chunk,
+                None => self.fill_chunk()?,
+            };
+            let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
+            copy_box(bytes, &src, gathered, &BoxIn { shape: chunk_shape, start: &in_chunk }, &part.size, elem);
+        }
+        if region::is_all(gathered, self.fill_value().as_le_bytes()) {
+            return Ok((key, None));
+        }
+        let encoded = self.chain().encode(&gathered[..]).map_err(|source| Error::Codec { key: key.clone(), source })?;
+        Ok((key, Some(encoded)))
+    }
+}
+
+/// Hand every encoded chunk to the stream as it arrives, until the encoders are done.
+fn feed(stream: &mut dyn StreamScope, receiver: &mpsc::Receiver<Result<Encoded, Error>>) -> Result<(), Error> {
+    for encoded in receiver {
+        match encoded? {
+            (key, Some(value)) => stream.put(&key, value)?,
+            (key, None) => stream.erase(&key)?,
+        }
+    }
+    Ok(())
+}
