@@ -38,13 +38,15 @@ impl StreamScope for RecordingStream {
         self.inner.clone()
     }
 
-    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<(), zarrdb::Error> {
-        let n = self.values.fetch_add(1, Ordering::SeqCst);
-        if Some(n) == self.fail_at {
-            let source = std::io::Error::new(std::io::ErrorKind::StorageFull, "simulated full disk");
-            return Err(StoreError::Io { operation: "put", key: key.to_owned(), source }.into());
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), zarrdb::Error> {
+        for (key, value) in values {
+            let n = self.values.fetch_add(1, Ordering::SeqCst);
+            if Some(n) == self.fail_at {
+                let source = std::io::Error::new(std::io::ErrorKind::StorageFull, "simulated full disk");
+                return Err(StoreError::Io { operation: "put", key, source }.into());
+            }
+            self.pending.insert(key, Some(value));
         }
-        self.pending.insert(key.to_owned(), Some(value));
         Ok(())
     }
 

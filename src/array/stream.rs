@@ -28,10 +28,15 @@ use crate::store::StreamScope;
 /// encoding, which is worth it only when the engine's share of the work is large.
 const MIN_STREAM_BYTES: usize = 16 << 20;
 
-/// Encoded chunks waiting for the engine, at most (and never more than this many bytes' worth
-/// of chunks at their decoded size).
-const QUEUE_CHUNKS: usize = 16;
+/// Encoders claim runs of neighbouring chunks of about this many decoded bytes (at least one
+/// chunk) and hand each run to the engine as one batch, so small chunks cost one queue hop and
+/// one engine call per run rather than per chunk.
+const BATCH_BYTES: u64 = 1 << 20;
+
+/// Batches waiting for the engine, at most this many bytes' worth (at their decoded size), and
+/// never more than a few per encoder.
 const QUEUE_BYTES: u64 = 64 << 20;
+const QUEUE_BATCHES_PER_ENCODER: usize = 4;
 
 /// One encoded chunk for the engine: its key and value, `None` to erase it (it holds only the
 /// fill value).
@@ -49,12 +54,14 @@ impl Array {
         // this is the latest state.
         let before = Array { store: stream.before(), ..self.clone() };
         let parts = self.parts(offset, shape);
-        let encoders = rayon::current_num_threads().clamp(1, parts.len().max(1));
         let chunk_bytes = self.chunk_spec().num_bytes().max(1);
-        let queue = (QUEUE_BYTES / chunk_bytes).clamp(1, QUEUE_CHUNKS as u64) as usize;
+        let run = (BATCH_BYTES / chunk_bytes).max(1) as usize;
+        let runs = parts.len().div_ceil(run);
+        let encoders = rayon::current_num_threads().clamp(1, runs.max(1));
+        let queue = (QUEUE_BYTES / (run as u64 * chunk_bytes)).clamp(1, (QUEUE_BATCHES_PER_ENCODER * encoders) as u64);
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
-        let (sender, receiver) = mpsc::sync_channel::<Result<Encoded, Error>>(queue);
+        let (sender, receiver) = mpsc::sync_channel::<Result<Vec<Encoded>, Error>>(queue as usize);
         std::thread::scope(|scope| {
             for _ in 0..encoders {
                 let sender = sender.clone();
@@ -62,10 +69,14 @@ impl Array {
                 scope.spawn(move || {
                     let mut gathered = Vec::new();
                     while !stop.load(Ordering::Relaxed) {
-                        let Some(part) = parts.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                        let encoded = before.encode_part(part, offset, shape, bytes, &mut gathered);
-                        let failed = encoded.is_err();
-                        if sender.send(encoded).is_err() || failed {
+                        let first = next.fetch_add(1, Ordering::Relaxed) * run;
+                        let Some(claimed) = parts.get(first..(first + run).min(parts.len())) else { break };
+                        let batch: Result<Vec<Encoded>, Error> = claimed
+                            .iter()
+                            .map(|part| before.encode_part(part, offset, shape, bytes, &mut gathered))
+                            .collect();
+                        let failed = batch.is_err();
+                        if sender.send(batch).is_err() || failed {
                             break;
                         }
                     }
@@ -73,7 +84,7 @@ impl Array {
             }
             drop(sender);
             let fed = feed(stream.as_mut(), &receiver);
-            // On an error the encoders stop at their next chunk; the scope waits for them.
+            // On an error the encoders stop at their next run; the scope waits for them.
             stop.store(true, Ordering::Relaxed);
             drop(receiver);
             fed
@@ -117,12 +128,20 @@ impl Array {
     }
 }
 
-/// Hand every encoded chunk to the stream as it arrives, until the encoders are done.
-fn feed(stream: &mut dyn StreamScope, receiver: &mpsc::Receiver<Result<Encoded, Error>>) -> Result<(), Error> {
-    for encoded in receiver {
-        match encoded? {
-            (key, Some(value)) => stream.put(&key, value)?,
-            (key, None) => stream.erase(&key)?,
+/// Hand every batch of encoded chunks to the stream as it arrives, until the encoders are done.
+fn feed(stream: &mut dyn StreamScope, receiver: &mpsc::Receiver<Result<Vec<Encoded>, Error>>) -> Result<(), Error> {
+    for batch in receiver {
+        let mut batch = batch?;
+        // In key order, as a commit of a buffered batch would insert them: engines append to
+        // the last page of their tree instead of splitting pages in the middle.
+        batch.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let (puts, erases): (Vec<Encoded>, Vec<Encoded>) = batch.into_iter().partition(|(_, value)| value.is_some());
+        for (key, _) in erases {
+            stream.erase(&key)?;
+        }
+        let puts: Vec<(String, Vec<u8>)> = puts.into_iter().filter_map(|(key, value)| Some((key, value?))).collect();
+        if !puts.is_empty() {
+            stream.put(puts)?;
         }
     }
     Ok(())

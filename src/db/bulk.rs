@@ -95,8 +95,8 @@ impl StreamScope for BulkWrite {
         BulkWrite::before(self)
     }
 
-    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<(), Error> {
-        BulkWrite::put(self, vec![(key.to_owned(), value)])
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
+        BulkWrite::put(self, values)
     }
 
     fn erase(&mut self, key: &str) -> Result<(), Error> {

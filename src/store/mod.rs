@@ -241,8 +241,8 @@ pub trait StreamScope {
     /// It stays the latest state: the stream excludes every other writer.
     fn before(&self) -> Arc<dyn Store>;
 
-    /// Store `value` under `key`.
-    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<(), crate::Error>;
+    /// Store each value under its key (a batch: one engine call for many small values).
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), crate::Error>;
 
     /// Erase `key` (nothing happens when it is absent).
     fn erase(&mut self, key: &str) -> Result<(), crate::Error>;
