@@ -1,7 +1,8 @@
 //! `verify_on_open` on LMDB (what `zarrdb check` uses) walks every page of the file before LMDB
 //! maps it (src/store/lmdb/walk.rs): a sound database of several tree levels, overflow values
 //! and freed pages passes; a zeroed page, two swapped pages and a node flag LMDB would follow
-//! into a null cursor are each refused as a corrupted database, naming the page.
+//! into a null cursor are each refused as a corrupted database, naming the page. The walk runs on
+//! every open unless turned off, so the commands refuse such a file too.
 
 use std::path::{Path, PathBuf};
 
@@ -113,17 +114,51 @@ fn swapped_pages_are_refused() {
     });
 }
 
+/// Mark the first node of the first leaf page as holding duplicates, which LMDB would follow
+/// into the sub-cursor a plain database does not have; the page damaged.
+fn flag_duplicates(file: &mut [u8]) -> usize {
+    let mut page = root(file);
+    while u16_at(&file[page * PAGE..], 10) & 0x01 == 0x01 {
+        page = children(file, page)[0];
+    }
+    let node = page * PAGE + usize::from(u16_at(&file[page * PAGE..], 16));
+    file[node + 4] |= 0x04;
+    page
+}
+
 #[test]
 fn a_duplicate_flag_on_a_leaf_node_is_refused() {
-    refused_after(|file| {
-        // Down the first children to a leaf page; mark its first node as holding duplicates,
-        // which LMDB would follow into the sub-cursor a plain database does not have.
-        let mut page = root(file);
-        while u16_at(&file[page * PAGE..], 10) & 0x01 == 0x01 {
-            page = children(file, page)[0];
+    refused_after(|file| flag_duplicates(file));
+}
+
+/// The walk runs on every open by default (`lmdb_check_pages`), so the commands that read a
+/// database refuse the duplicate flag too instead of dying of SIGSEGV inside LMDB.
+#[test]
+fn plain_opens_and_every_command_refuse_a_duplicate_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = build(dir.path());
+    let data = path.join("data.mdb");
+    let mut file = std::fs::read(&data).unwrap();
+    flag_duplicates(&mut file);
+    std::fs::write(&data, &file).unwrap();
+    for read_only in [false, true] {
+        match Database::builder().backend(Backend::Lmdb).read_only(read_only).open(&path) {
+            Err(Error::Open(OpenError::Corrupted { .. })) => {}
+            Err(other) => panic!("refused with the wrong error: {other}"),
+            Ok(_) => panic!("the damaged database was accepted"),
         }
-        let node = page * PAGE + usize::from(u16_at(&file[page * PAGE..], 16));
-        file[node + 4] |= 0x04;
-        page
-    });
+    }
+    let locator = path.to_str().unwrap();
+    let out = dir.path().join("out");
+    for args in [
+        vec!["info", locator, "/small"],
+        vec!["cat", locator, "/small"],
+        vec!["tree", locator],
+        vec!["export", locator, out.to_str().unwrap()],
+    ] {
+        let done = std::process::Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.code().is_some_and(|c| c != 0), "{args:?} ended with {}: {stderr}", done.status);
+        assert!(stderr.contains("not a readable lmdb database"), "{args:?}: {stderr}");
+    }
 }

@@ -21,8 +21,14 @@ fn truncated_data_file_is_refused_not_a_signal() {
         let file = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
         file.set_len(cut).unwrap();
         drop(file);
-        for read_only in [false, true] {
-            let err = Database::builder().backend(Backend::Lmdb).read_only(read_only).open(&path).unwrap_err();
+        // With and without the page walk (`lmdb_check_pages`): the size check stands alone.
+        for (read_only, walk) in [(false, true), (true, true), (false, false), (true, false)] {
+            let err = Database::builder()
+                .backend(Backend::Lmdb)
+                .read_only(read_only)
+                .lmdb_check_pages(walk)
+                .open(&path)
+                .unwrap_err();
             assert!(matches!(err, Error::Open(OpenError::Corrupted { .. })), "cut at {cut}: {err}");
             assert!(err.to_string().contains("cut short"), "{err}");
         }

@@ -102,7 +102,9 @@ fn walk_once(file: &File, data: &Path) -> Result<(), String> {
     let last_page = u64_at(meta, 136);
     let pages = len / page_size as u64;
     if last_page >= pages {
-        return Err(format!("the meta page says pages up to {last_page} are in use, the file holds {pages}"));
+        return Err(format!(
+            "the file is cut short: the meta page says pages up to {last_page} are in use, the file holds {pages}"
+        ));
     }
     let mut walk = Walk {
         file,
