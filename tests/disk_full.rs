@@ -184,3 +184,39 @@ fn an_import_that_does_not_fit_reports_a_full_disk() {
         std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path)).unwrap();
     }
 }
+
+/// A streamed region write (16 MiB and more, `src/array/stream.rs`) that does not fit fails as a
+/// full disk, and the database keeps what it held before: the write is one transaction.
+fn streamed_write_leaves_the_database_as_it_was(backend: Backend, file: &str) {
+    use zarrdb::{Array, ArrayMetadata, DataType, Error};
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join(file);
+    let meta = ArrayMetadata::new(DataType::UInt64, vec![1536, 1536], vec![256, 256]);
+    let before: Vec<u64> = (0..256 * 256).map(|i| i as u64 + 1).collect();
+    {
+        let db = Database::builder().backend(backend).create(&path).unwrap();
+        let array = Array::create(db.store(), "/a", meta).unwrap();
+        array.write_region(&[0, 0], &[256, 256], &before).unwrap();
+        let mut rng = SplitMix::new(7, 0);
+        let big: Vec<u64> = (0..1536 * 1536).map(|_| rng.next_u64() | 1).collect();
+        match array.write_region(&[0, 0], &[1536, 1536], &big) {
+            Err(Error::Store(e)) => expect_disk_full(e),
+            Err(other) => panic!("{backend:?}: expected a full disk, got: {other}"),
+            Ok(()) => panic!("{backend:?}: 18 MiB fitted on a {MIB} MiB disk"),
+        }
+    }
+    let db = open(&path, backend, Durability::Durable);
+    let array = Array::open(db.store(), "/a").unwrap();
+    assert_eq!(array.read_region::<u64>(&[0, 0], &[256, 256]).unwrap(), before, "{backend:?}");
+    assert_eq!(array.stored_chunks().unwrap().len(), 1, "{backend:?}: chunks of the failed write remain");
+}
+
+#[test]
+fn redb_streamed_write_that_does_not_fit_leaves_the_database_as_it_was() {
+    streamed_write_leaves_the_database_as_it_was(Backend::Redb, "stream.redb");
+}
+
+#[test]
+fn lmdb_streamed_write_that_does_not_fit_leaves_the_database_as_it_was() {
+    streamed_write_leaves_the_database_as_it_was(Backend::Lmdb, "stream.lmdb");
+}

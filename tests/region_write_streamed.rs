@@ -211,3 +211,23 @@ fn databases_hold_what_a_direct_write_leaves() {
         assert!(reopened == expected, "{backend:?}: other content after reopening");
     }
 }
+
+/// A streamed write that touches far more chunk bytes than the region holds (a narrow band
+/// across wide chunks, each patched whole): LMDB's map, which cannot grow inside the write, is
+/// sized for the chunks, not for the region.
+#[test]
+fn lmdb_sizes_its_map_for_every_chunk_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::builder()
+        .backend(Backend::Lmdb)
+        .lmdb_initial_map_size(256 << 20)
+        .create(dir.path().join("db"))
+        .unwrap();
+    let meta = ArrayMetadata::new(DataType::UInt8, vec![16384, 16384], vec![64, 16384]);
+    let array = Array::create(db.store(), "/a", meta).unwrap();
+    // 16 MiB of region, 256 chunks of 1 MiB each read, patched and stored.
+    let band = vec![7u8; 16384 * 1024];
+    array.write_region(&[0, 0], &[16384, 1024], &band).unwrap();
+    assert_eq!(array.stored_chunks().unwrap().len(), 256);
+    assert_eq!(array.read_region::<u8>(&[100, 1000], &[1, 30]).unwrap(), [&[7u8; 24][..], &[0; 6]].concat());
+}

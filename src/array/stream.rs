@@ -49,11 +49,14 @@ impl Array {
         if bytes.len() < MIN_STREAM_BYTES || rayon::current_thread_index().is_some() {
             return Ok(false);
         }
-        let Some(mut stream) = self.store.begin_stream(bytes.len() as u64)? else { return Ok(false) };
+        let parts = self.parts(offset, shape);
+        // What the engine may have to hold: every chunk touched, whole, at its largest encoding
+        // (LMDB sizes its map by it before the transaction; it cannot grow in the middle).
+        let expected = (parts.len() as u64).saturating_mul(self.chain().max_encoded_size());
+        let Some(mut stream) = self.store.begin_stream(expected)? else { return Ok(false) };
         // Chunks the region covers in part are read here: the stream excludes other writers, so
         // this is the latest state.
         let before = Array { store: stream.before(), ..self.clone() };
-        let parts = self.parts(offset, shape);
         let chunk_bytes = self.chunk_spec().num_bytes().max(1);
         let run = (BATCH_BYTES / chunk_bytes).max(1) as usize;
         let runs = parts.len().div_ceil(run);

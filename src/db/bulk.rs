@@ -21,6 +21,8 @@ pub(crate) struct BulkWrite {
     bulk: Option<Box<dyn KvBulk>>,
     snapshot: Option<Snapshot>,
     written: chunk_sync::Touched,
+    /// Bytes of keys and values put, for telling a full disk at commit.
+    bytes: u64,
     /// The database's path, to tell a full disk (`disk_full.rs`).
     path: PathBuf,
     _writer: WriterGuard,
@@ -46,6 +48,7 @@ impl BulkWrite {
             bulk: Some(bulk),
             snapshot: Some(snapshot),
             written: chunk_sync::Touched::new(),
+            bytes: 0,
             path: shared.path.clone(),
             _writer: writer,
         })
@@ -64,6 +67,7 @@ impl BulkWrite {
             self.written.note(key);
             bytes += (key.len() + value.len()) as u64;
         }
+        self.bytes = self.bytes.saturating_add(bytes);
         let bulk = self.bulk.as_mut().expect("the engine transaction lives until commit");
         bulk.put(values).map_err(|e| disk_full::classify(e.into(), &self.path, bytes))
     }
@@ -81,7 +85,8 @@ impl BulkWrite {
         // Before the commit: an LMDB snapshot would keep the pages this commit frees in use.
         self.snapshot.take();
         let bulk = self.bulk.take().expect("the engine transaction lives until commit");
-        bulk.commit().map_err(|e| disk_full::classify(e.into(), &self.path, 0))?;
+        // The commit writes what the engine still holds of the transaction: at most all of it.
+        bulk.commit().map_err(|e| disk_full::classify(e.into(), &self.path, self.bytes))?;
         // A read-modify-write that read one of these keys before (only possible for keys that
         // existed, i.e. a root document replaced) must find its version changed.
         self.written.bump();

@@ -13,6 +13,7 @@
 
 mod autocommit;
 mod bulk;
+mod create;
 mod data_scope;
 mod disk_full;
 mod group_commit;
@@ -76,9 +77,10 @@ pub enum Durability {
     #[default]
     Durable,
     /// Commits return before they reach the disk. A crash may lose the last commits, but the
-    /// database always opens in the state after some earlier commit. Imports and region writes
-    /// of 16 MiB or more are one large commit each and are made durable anyway (one fsync beside
-    /// the work of writing that much is a small share).
+    /// database always opens in the state after some earlier commit. Imports, and region writes
+    /// of 16 MiB or more outside a transaction (made from a thread outside rayon's pool, where
+    /// they stream), are one large commit each and are made durable anyway: one fsync is a small
+    /// share of writing that much.
     Fast,
 }
 

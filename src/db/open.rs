@@ -89,7 +89,8 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
 
 pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Arc<dyn KvEngine>, Error> {
     let display = path.display().to_string();
-    match sniff(path)? {
+    let found = sniff(path)?;
+    match found {
         Found::Nothing if !create || options.read_only => return Err(OpenError::NotFound { path: display }.into()),
         Found::Database(found) if found != options.backend => {
             return Err(OpenError::WrongBackend {
@@ -105,17 +106,18 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         _ => {}
     }
     let durable = options.durability == Durability::Durable;
+    let redb_options = RedbOptions {
+        cache_size: options.redb_cache_size,
+        verify: options.verify_on_open,
+        multi_writer: options.redb_multi_writer,
+        read_only: options.read_only,
+    };
     let engine: Arc<dyn KvEngine> = match options.backend {
-        Backend::Redb => Arc::new(RedbEngine::open(
-            path,
-            create,
-            RedbOptions {
-                cache_size: options.redb_cache_size,
-                verify: options.verify_on_open,
-                multi_writer: options.redb_multi_writer,
-                read_only: options.read_only,
-            },
-        )?),
+        // A new redb file appears at the path only once it is a whole database (`create.rs`).
+        Backend::Redb if found == Found::Nothing => {
+            return super::create::create_redb(path, redb_options, || open_engine(options, path, false));
+        }
+        Backend::Redb => Arc::new(RedbEngine::open(path, create, redb_options)?),
         Backend::Lmdb => Arc::new(LmdbEngine::open(
             path,
             create,

@@ -223,8 +223,8 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
         false
     }
 
-    /// Begin a large write streamed into one atomic commit (a region write of about
-    /// `expected_bytes` chunk bytes): a database in auto-commit mode returns one engine write
+    /// Begin a large write streamed into one atomic commit (a region write storing at most
+    /// `expected_bytes` of values): a database in auto-commit mode returns one engine write
     /// transaction that takes each value as soon as it is encoded, so encoding, the engine's
     /// copying and its file writes overlap, and memory holds a few values instead of the whole
     /// write. Other stores return `None`, and the write runs as it would otherwise.

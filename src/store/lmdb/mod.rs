@@ -51,6 +51,8 @@ pub(crate) struct LmdbEngine {
     mapping: Arc<fault::Mapping>,
     /// Whether values carry checksums (`sealed.rs`).
     layout: Layout,
+    /// Durable commits (not `MDB_NOMETASYNC`).
+    durable: bool,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -152,6 +154,7 @@ impl LmdbEngine {
             data,
             mapping,
             layout,
+            durable,
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -428,8 +431,13 @@ impl KvBulk for LmdbBulk {
 
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         let LmdbBulk { txn, _remap, engine } = *self;
-        let result =
-            engine.refuse_if_faulted().and_then(|()| txn.commit()).map_err(|e| engine.write_error("commit", "", e));
+        // Fast mode leaves the meta page unsynced (`MDB_NOMETASYNC`); a bulk commit (an import, a
+        // streamed region write) is durable whatever the mode, so it syncs the file itself.
+        let result = engine
+            .refuse_if_faulted()
+            .and_then(|()| txn.commit())
+            .and_then(|()| if engine.durable { Ok(()) } else { engine.env.force_sync() })
+            .map_err(|e| engine.write_error("commit", "", e));
         drop(_remap);
         drop(engine);
         result

@@ -260,13 +260,15 @@ impl KvEngine for RedbEngine {
         // reachable from the committed root until then), so a long transaction stays bounded.
         let txn =
             unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
-        Ok(Box::new(RedbBulk { txn }))
+        Ok(Box::new(RedbBulk { txn, engine: self }))
     }
 }
 
-/// An import's write transaction (see [`KvEngine::bulk`]).
+/// An import's (or a streamed region write's) write transaction (see [`KvEngine::bulk`]).
 struct RedbBulk {
+    /// Declared first: ends before the engine it belongs to.
     txn: redb::WriteTransaction,
+    engine: Arc<RedbEngine>,
 }
 
 impl KvBulk for RedbBulk {
@@ -288,7 +290,13 @@ impl KvBulk for RedbBulk {
     }
 
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
-        unpanicked("commit", "", || apply_in(self.txn, &WriteBatch::default(), true))
+        let RedbBulk { txn, engine } = *self;
+        let mut last_sync = engine.last_sync.lock();
+        unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), true))?;
+        // The durable commit made every earlier fast one durable too.
+        engine.unsynced.store(false, Ordering::Release);
+        *last_sync = Instant::now();
+        Ok(())
     }
 }
 

@@ -1,0 +1,109 @@
+//! Creating a redb database so that its path never holds less than a whole database.
+//!
+//! redb creates its file in place: it sizes the file, writes a header of zeros, syncs, and only
+//! then writes its magic bytes. A crash (or a kill) in between leaves a file of zeros at the
+//! path, which no later `open` or `create` recognises ("an unknown file") and which had to be
+//! removed by hand. So the database is created under a temporary name beside the path, its
+//! format marker is committed durably, and only then is it linked to the path. The link fails
+//! when something appeared at the path meanwhile (another creator won): the existing database is
+//! then opened instead, as `create` does for a database that exists.
+//!
+//! A crash before the link leaves only the temporary file (`.NAME.zarrdb-creating.PID.N`); the
+//! next creation of the same path removes those of processes that no longer run.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::open::{check_format, sniff, Found};
+use crate::error::{Error, OpenError};
+use crate::store::kv::KvEngine;
+use crate::store::{RedbEngine, RedbOptions};
+
+const MARK: &str = ".zarrdb-creating.";
+
+/// Create the redb database at `path` (where nothing, or an empty file, is), or open the one
+/// another creator put there first. `reopen` opens an existing database at `path`.
+pub(super) fn create_redb(
+    path: &Path,
+    options: RedbOptions,
+    reopen: impl FnOnce() -> Result<Arc<dyn KvEngine>, Error>,
+) -> Result<Arc<dyn KvEngine>, Error> {
+    let display = path.display().to_string();
+    let io = |source| Error::from(OpenError::Io { path: display.clone(), source });
+    if path.is_dir() {
+        return Err(OpenError::WrongBackend { path: display, requested: "redb", found: "an empty directory" }.into());
+    }
+    let (dir, name) = split(path);
+    remove_abandoned(&dir, &name);
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let temp = dir.join(format!(".{name}{MARK}{}.{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let created = RedbEngine::open(&temp, true, options)
+        .map_err(Error::from)
+        .and_then(|engine| check_format(&engine, &display, false).map(|()| engine));
+    let engine = match created {
+        Ok(engine) => engine,
+        Err(_) => {
+            // Whatever kept the temporary file from becoming a database (a folder without write
+            // permission, a full disk) keeps the path from it too: creating there directly gives
+            // the error under the name the caller knows.
+            let _ = std::fs::remove_file(&temp);
+            let engine = RedbEngine::open(path, true, options)?;
+            check_format(&engine, &display, false)?;
+            return Ok(Arc::new(engine));
+        }
+    };
+    // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
+    // hard link, which fails rather than replace what another creator put there.
+    let placed = if sniff(path)? == Found::Nothing && path.is_file() {
+        std::fs::rename(&temp, path)
+    } else {
+        std::fs::hard_link(&temp, path).and_then(|()| std::fs::remove_file(&temp))
+    };
+    match placed {
+        Ok(()) => {
+            // The new name is durable once the folder is; the file's content already is.
+            std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
+            Ok(Arc::new(engine))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            drop(engine);
+            let _ = std::fs::remove_file(&temp);
+            reopen()
+        }
+        Err(e) => {
+            drop(engine);
+            let _ = std::fs::remove_file(&temp);
+            Err(io(e))
+        }
+    }
+}
+
+/// The folder of `path` and its file name.
+fn split(path: &Path) -> (PathBuf, String) {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    (dir, name)
+}
+
+/// Remove the temporary files of creations of `name` whose process is gone (it crashed or was
+/// killed before linking). Best effort: a file that cannot be removed stays.
+fn remove_abandoned(dir: &Path, name: &str) {
+    // Whether a process runs is read from /proc; without it nothing is removed.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}{MARK}");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
