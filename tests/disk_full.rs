@@ -220,3 +220,29 @@ fn redb_streamed_write_that_does_not_fit_leaves_the_database_as_it_was() {
 fn lmdb_streamed_write_that_does_not_fit_leaves_the_database_as_it_was() {
     streamed_write_leaves_the_database_as_it_was(Backend::Lmdb, "stream.lmdb");
 }
+
+/// redb latches the failed write of a full disk: every later transaction on the handle, reads
+/// too, failed with "previous I/O error" until the database was closed and opened again, so a
+/// process that keeps its handle (a Python process, a server) stayed stuck after space was
+/// freed. The handle now opens the file again by itself: once space is freed, the same
+/// `Database` reads what was acknowledged and commits again.
+#[test]
+fn redb_handle_works_again_once_space_is_freed() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let ballast = disk.mount.join("ballast");
+    std::fs::write(&ballast, vec![1u8; 1 << 20]).unwrap();
+    let path = disk.mount.join("again.redb");
+    // The handle `create` returns: it opens the file again under its final name, not the
+    // temporary one it was created under (`src/db/create.rs`).
+    let db = Database::builder().create(&path).unwrap();
+    let acknowledged = fill(&db, "v").expect("the disk filled up");
+    std::fs::remove_file(&ballast).unwrap();
+    let store = db.store();
+    assert_eq!(store.get("v/0").unwrap().as_deref(), Some(value(0).as_slice()), "a read after freeing space");
+    store.set("after/0", &value(1000)).unwrap();
+    check(&db, "v", acknowledged);
+    drop((store, db));
+    let db = open(&path, Backend::Redb, Durability::Durable);
+    check(&db, "v", acknowledged);
+    assert_eq!(db.store().get("after/0").unwrap().as_deref(), Some(value(1000).as_slice()));
+}

@@ -2,8 +2,8 @@
 submitted sets of zarr-python's writes as through ``set_sync``, and the file keeps every chunk
 written before.
 
-After the error the database handle refuses further use (redb latches an I/O failure): every
-store and array on it must go before the file is opened again, here by dropping them.
+redb latches an I/O failure and refuses every later call on its handle; the engine then opens the
+file again by itself, so once space is freed the same store works again.
 
 The disk is a 4 MiB tmpfs mounted for the test: it needs the right to mount (root, as in CI here)
 and is skipped otherwise.
@@ -72,3 +72,22 @@ def test_set_sync_on_a_full_disk_raises_disk_full(small_disk: Path) -> None:
     with pytest.raises(zarrdb.DiskFullError):
         for i in range(64):
             store.set_sync(f"k/{i}", value)
+
+
+def test_the_same_store_works_again_once_space_is_freed(small_disk: Path) -> None:
+    ballast = small_disk / "ballast"
+    ballast.write_bytes(b"\1" * (1 << 20))
+    store = ZarrdbStore(small_disk / "again.zarrdb")
+    value = default_buffer_prototype().buffer.from_bytes(np.random.default_rng(2).bytes(256 << 10))
+    written = 0
+    with pytest.raises(zarrdb.DiskFullError):
+        for i in range(64):
+            store.set_sync(f"k/{i}", value)
+            written = i + 1
+    assert written > 0
+    ballast.unlink()
+    small = default_buffer_prototype().buffer.from_bytes(b"after the full disk")
+    store.set_sync("after", small)
+    assert store.get_sync("after").to_bytes() == b"after the full disk"
+    for i in range(written):
+        assert store.get_sync(f"k/{i}").to_bytes() == value.to_bytes()

@@ -41,7 +41,7 @@ pub(super) fn create_redb(
     let created = RedbEngine::open(&temp, true, options)
         .map_err(Error::from)
         .and_then(|engine| check_format(&engine, &display, false).map(|()| engine));
-    let engine = match created {
+    let mut engine = match created {
         Ok(engine) => engine,
         Err(_) => {
             // Whatever kept the temporary file from becoming a database (a folder without write
@@ -62,6 +62,7 @@ pub(super) fn create_redb(
     };
     match placed {
         Ok(()) => {
+            engine.moved_to(path);
             // The new name is durable once the folder is; the file's content already is.
             std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
             Ok(Arc::new(engine))

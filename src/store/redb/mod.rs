@@ -5,10 +5,10 @@
 //! transaction: `Durability::Immediate` in durable mode, `Durability::None` in fast mode (made
 //! durable by the next durable commit, or when the database closes).
 
+mod handle;
 mod layout;
 mod overlay;
 
-use std::mem::ManuallyDrop;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -31,8 +31,9 @@ const NAME: &str = "redb";
 const FAST_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 
 pub(crate) struct RedbEngine {
-    /// Dropped by hand (`Drop`): closing a damaged file can panic inside redb.
-    db: ManuallyDrop<redb::Database>,
+    /// Closed by hand (`Drop`): closing a damaged file can panic inside redb. Opened again after
+    /// an I/O failure (`handle.rs`).
+    db: handle::Handle,
     /// A fast-mode commit has not yet been made durable.
     unsynced: AtomicBool,
     /// When the last durable commit happened.
@@ -55,7 +56,7 @@ pub(crate) struct RedbOptions {
 
 impl RedbEngine {
     pub fn open(path: &Path, create: bool, options: RedbOptions) -> Result<RedbEngine, OpenError> {
-        RedbEngine::open_with(path, options, |builder| {
+        let db = open_database(path, options, |builder| {
             if options.read_only {
                 // Recovery, an integrity check and closing all write; here they write to memory.
                 let file = std::fs::File::open(path).map_err(|e| redb::DatabaseError::Storage(e.into()))?;
@@ -67,7 +68,10 @@ impl RedbEngine {
             } else {
                 builder.open(path)
             }
-        })
+        })?;
+        // Reopened after an I/O failure without the full check: recovery checks what it needs.
+        let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
+        Ok(RedbEngine::with_handle(handle::Handle::new(db, reopen), options))
     }
 
     /// Open over any storage backend: the simulated disk of the fault-injection tests.
@@ -76,36 +80,30 @@ impl RedbEngine {
         backend: impl redb::StorageBackend,
         options: RedbOptions,
     ) -> Result<RedbEngine, OpenError> {
-        RedbEngine::open_with(Path::new("(simulated disk)"), options, |builder| builder.create_with_backend(backend))
+        let db = open_database(Path::new("(simulated disk)"), options, |builder| builder.create_with_backend(backend))?;
+        Ok(RedbEngine::with_handle(handle::Handle::new(db, None), options))
     }
 
-    fn open_with(
-        path: &Path,
-        options: RedbOptions,
-        open: impl FnOnce(&mut redb::Builder) -> Result<redb::Database, redb::DatabaseError>,
-    ) -> Result<RedbEngine, OpenError> {
-        let mut builder = redb::Builder::new();
-        if options.multi_writer && !options.read_only {
-            builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
-        }
-        if let Some(bytes) = options.cache_size {
-            builder.set_cache_size(bytes);
-        }
-        builder.set_check_integrity_on_open(options.verify);
-        // redb may panic on a damaged file instead of failing; that is a damaged file too.
-        let opened = panic::catch(|| open(&mut builder)).map_err(|message| OpenError::Corrupted {
-            path: path.display().to_string(),
-            backend: NAME,
-            source: format!("redb panicked while opening the file: {message}").into(),
-        })?;
-        let db = opened.map_err(|e| open_error(path, e))?;
-        Ok(RedbEngine {
-            db: ManuallyDrop::new(db),
+    fn with_handle(db: handle::Handle, options: RedbOptions) -> RedbEngine {
+        RedbEngine {
+            db,
             unsynced: AtomicBool::new(false),
             last_sync: Mutex::new(Instant::now()),
             multi_writer: options.multi_writer && !options.read_only,
             read_only: options.read_only,
-        })
+        }
+    }
+
+    /// The file was linked to `path` after it was created under another name (`db/create.rs`):
+    /// the name to open it again by.
+    pub(crate) fn moved_to(&mut self, path: &Path) {
+        self.db.moved_to(path);
+    }
+
+    /// Begin a write transaction.
+    fn begin_write(&self) -> Result<redb::WriteTransaction, StoreError> {
+        let db = self.db.get("begin_write")?;
+        self.db.note(unpanicked("begin_write", "", || db.begin_write().map_err(engine_error(NAME, "begin_write", ""))))
     }
 
     /// `Unsupported` for a write on a read-only handle.
@@ -114,9 +112,32 @@ impl RedbEngine {
     }
 
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().map_err(engine_error(NAME, "begin_write", ""))?;
-        apply_in(txn, batch, durable)
+        let txn = self.begin_write()?;
+        self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable)))
     }
+}
+
+/// Open redb's database with the builder settings of `options`; `open` picks how.
+fn open_database(
+    path: &Path,
+    options: RedbOptions,
+    open: impl FnOnce(&mut redb::Builder) -> Result<redb::Database, redb::DatabaseError>,
+) -> Result<redb::Database, OpenError> {
+    let mut builder = redb::Builder::new();
+    if options.multi_writer && !options.read_only {
+        builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+    }
+    if let Some(bytes) = options.cache_size {
+        builder.set_cache_size(bytes);
+    }
+    builder.set_check_integrity_on_open(options.verify);
+    // redb may panic on a damaged file instead of failing; that is a damaged file too.
+    let opened = panic::catch(|| open(&mut builder)).map_err(|message| OpenError::Corrupted {
+        path: path.display().to_string(),
+        backend: NAME,
+        source: format!("redb panicked while opening the file: {message}").into(),
+    })?;
+    opened.map_err(|e| open_error(path, e))
 }
 
 /// Apply `batch` in `txn` and commit it.
@@ -210,15 +231,16 @@ fn unpanicked<R>(
 
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        unpanicked("begin_read", "", || {
-            let txn = self.db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
+        let db = self.db.get("begin_read")?;
+        self.db.note(unpanicked("begin_read", "", || {
+            let txn = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
             let table = match txn.open_table(TABLE) {
                 Ok(t) => Some(t),
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
                 Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
             };
             Ok(Arc::new(RedbSnapshot { table }) as Arc<dyn KvSnapshot>)
-        })
+        }))
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
@@ -227,7 +249,7 @@ impl KvEngine for RedbEngine {
         let mut last_sync = self.last_sync.lock();
         // Another process sees only what reached the file, so multi-writer commits are durable.
         let durable = durable || self.multi_writer || last_sync.elapsed() >= FAST_SYNC_INTERVAL;
-        unpanicked("commit", "", || self.apply(&batch, durable))?;
+        self.apply(&batch, durable)?;
         self.unsynced.store(!durable, Ordering::Release);
         if durable {
             *last_sync = Instant::now();
@@ -249,17 +271,15 @@ impl KvEngine for RedbEngine {
             return Ok(None);
         }
         // redb's write transaction excludes other processes' until it commits or drops.
-        let txn =
-            unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
-        Ok(Some(Box::new(RedbWriter { txn })))
+        let txn = self.begin_write()?;
+        Ok(Some(Box::new(RedbWriter { txn, engine: self })))
     }
 
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
         // redb flushes dirty pages beyond half its cache to the file before commit (they are not
         // reachable from the committed root until then), so a long transaction stays bounded.
-        let txn =
-            unpanicked("begin_write", "", || self.db.begin_write().map_err(engine_error(NAME, "begin_write", "")))?;
+        let txn = self.begin_write()?;
         Ok(Box::new(RedbBulk { txn, engine: self }))
     }
 }
@@ -273,26 +293,27 @@ struct RedbBulk {
 
 impl KvBulk for RedbBulk {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
-        unpanicked("put", "", || {
+        // Values beyond redb's cache go to the file now: a full disk can fail here.
+        self.engine.db.note(unpanicked("put", "", || {
             let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
             for (key, value) in &values {
                 put(&mut table, key, Some(value)).map_err(engine_error(NAME, "put", key))?;
             }
             Ok(())
-        })
+        }))
     }
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
-        unpanicked("erase", key, || {
+        self.engine.db.note(unpanicked("erase", key, || {
             let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
             put(&mut table, key, None).map_err(engine_error(NAME, "erase", key))
-        })
+        }))
     }
 
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         let RedbBulk { txn, engine } = *self;
         let mut last_sync = engine.last_sync.lock();
-        unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), true))?;
+        engine.db.note(unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), true)))?;
         // The durable commit made every earlier fast one durable too.
         engine.unsynced.store(false, Ordering::Release);
         *last_sync = Instant::now();
@@ -303,12 +324,15 @@ impl KvBulk for RedbBulk {
 /// redb's write transaction in multi-writer mode, held from the beginning of a zarrdb transaction
 /// (or a group commit) to its commit, so no other process commits in between.
 struct RedbWriter {
+    /// Declared first: ends before the engine it belongs to.
     txn: redb::WriteTransaction,
+    engine: Arc<RedbEngine>,
 }
 
 impl KvWriter for RedbWriter {
     fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
-        unpanicked("commit", "", || apply_in(self.txn, &batch, true))
+        let RedbWriter { txn, engine } = *self;
+        engine.db.note(unpanicked("commit", "", || apply_in(txn, &batch, true)))
     }
 }
 
@@ -320,8 +344,7 @@ impl Drop for RedbEngine {
         if self.unsynced.load(Ordering::Acquire) {
             let _ = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true));
         }
-        // SAFETY: `db` is taken once, here, and `self` is not used after `drop`.
-        let db = unsafe { ManuallyDrop::take(&mut self.db) };
+        let Some(db) = self.db.take() else { return };
         // Closing commits redb's allocator state, which reads the tree: on a damaged file that can
         // panic, and a panic escaping `drop` would end the program (or abort it while unwinding).
         let _ = panic::catch(move || drop(db));
