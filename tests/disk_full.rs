@@ -48,7 +48,8 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mount).status();
+        // Lazily: a sled database whose close was abandoned on a full disk keeps files open.
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
     }
 }
 
@@ -245,4 +246,27 @@ fn redb_handle_works_again_once_space_is_freed() {
     let db = open(&path, Backend::Redb, Durability::Durable);
     check(&db, "v", acknowledged);
     assert_eq!(db.store().get("after/0").unwrap().as_deref(), Some(value(1000).as_slice()));
+}
+
+/// sled on a full disk: the commit that does not fit fails as a full disk; sled then waits for
+/// ever in its next flush, so later commits are refused at once and closing returns after a
+/// bounded wait instead of hanging the caller (sled's thread, and its lock on the folder, stay
+/// behind until the process ends).
+#[test]
+fn sled_reports_a_full_disk_then_refuses_commits_and_closes() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join("db.sled");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let db = Database::builder().backend(Backend::Sled).create(&path).unwrap();
+        let filled = fill(&db, "v");
+        let after = db.store().set("after", b"x");
+        drop(db);
+        tx.send((filled, after)).unwrap();
+    });
+    let (filled, after) =
+        rx.recv_timeout(std::time::Duration::from_secs(60)).expect("sled hung on the full disk or on closing");
+    assert!(filled.is_some_and(|n| n > 0), "sled: {filled:?} values before the disk was full");
+    let err = after.expect_err("a commit after the failed one went through");
+    assert!(err.to_string().contains("earlier write"), "{err}");
 }

@@ -6,7 +6,8 @@
 //! commit still appears whole to every single read).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -25,11 +26,18 @@ const FAST_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 /// How long opening waits for a lock that a just-closed handle of this process may still hold.
 const RELOCK_WAIT: Duration = Duration::from_secs(2);
 
+/// How long closing a database whose writes failed waits for sled (see `Drop`).
+const FAILED_CLOSE_WAIT: Duration = Duration::from_secs(5);
+
 pub(crate) struct SledEngine {
-    db: sled::Db,
+    /// `None` once closed (`Drop`).
+    db: Option<sled::Db>,
     last_flush: Mutex<Instant>,
     /// Commits are refused (sled itself has no read-only mode, so its files may still change).
     read_only: bool,
+    /// A write of sled's log failed (a full disk). sled then waits for ever in its next flush,
+    /// so later commits are refused and closing waits a bounded time.
+    failed: AtomicBool,
 }
 
 impl SledEngine {
@@ -40,7 +48,14 @@ impl SledEngine {
         let mut cleared = false;
         loop {
             match sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e)) {
-                Ok(db) => return Ok(SledEngine { db, last_flush: Mutex::new(Instant::now()), read_only }),
+                Ok(db) => {
+                    return Ok(SledEngine {
+                        db: Some(db),
+                        last_flush: Mutex::new(Instant::now()),
+                        read_only,
+                        failed: AtomicBool::new(false),
+                    })
+                }
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
                 }
@@ -70,26 +85,68 @@ fn remove_empty_snapshot_drafts(path: &Path) -> bool {
     removed
 }
 
+impl SledEngine {
+    fn db(&self) -> &sled::Db {
+        self.db.as_ref().expect("the database is open until dropped")
+    }
+
+    /// Pass `result` on, noting a failed write.
+    fn noting<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if result.is_err() {
+            self.failed.store(true, Ordering::Release);
+        }
+        result
+    }
+}
+
 impl Drop for SledEngine {
     fn drop(&mut self) {
-        // Fast-mode commits since the last flush; an error here has no caller to go to. A
-        // read-only handle committed nothing, and flushing would rewrite sled's files.
-        if !self.read_only {
-            let _ = self.db.flush();
+        let Some(db) = self.db.take() else { return };
+        if !self.failed.load(Ordering::Acquire) {
+            // Fast-mode commits since the last flush; an error here has no caller to go to. A
+            // read-only handle committed nothing, and flushing would rewrite sled's files.
+            if !self.read_only {
+                let _ = db.flush();
+            }
+            return;
+        }
+        // After a failed write (a full disk), sled's flush, which its own close runs too, waits
+        // on a condition that never comes. Closed on a thread of its own and waited for a bounded
+        // time: past it, the thread (and with it sled's lock on the folder, until the process
+        // ends) is left behind rather than the caller hung.
+        let (done, closed) = mpsc::channel();
+        let closer = std::thread::Builder::new().name("zarrdb-sled-close".into()).spawn(move || {
+            let _ = db.flush();
+            drop(db);
+            let _ = done.send(());
+        });
+        if closer.is_ok() {
+            let _ = closed.recv_timeout(FAILED_CLOSE_WAIT);
         }
     }
 }
 
 impl KvEngine for SledEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        Ok(Arc::new(SledView { tree: (*self.db).clone() }))
+        Ok(Arc::new(SledView { tree: (**self.db()).clone() }))
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         refuse_if_read_only(self.read_only, "commit")?;
+        if self.failed.load(Ordering::Acquire) {
+            let source = "an earlier write of sled's log failed (a full disk?); sled cannot write again until the \
+                          database is closed and opened again";
+            return Err(StoreError::Engine {
+                backend: NAME,
+                operation: "commit",
+                key: String::new(),
+                source: source.into(),
+            });
+        }
+        let db = self.db();
         let mut ops = sled::Batch::default();
         for prefix in &batch.erased_prefixes {
-            for key in self.db.scan_prefix(prefix.as_bytes()).keys() {
+            for key in db.scan_prefix(prefix.as_bytes()).keys() {
                 let key = key.map_err(engine_error(NAME, "erase_prefix", prefix))?;
                 // A put of the same batch, applied after, wins (sled keeps the last op per key).
                 ops.remove(key);
@@ -101,10 +158,10 @@ impl KvEngine for SledEngine {
                 None => ops.remove(key.as_bytes()),
             }
         }
-        self.db.apply_batch(ops).map_err(engine_error(NAME, "commit", ""))?;
+        self.noting(db.apply_batch(ops).map_err(engine_error(NAME, "commit", "")))?;
         let mut last_flush = self.last_flush.lock();
         if durable || last_flush.elapsed() >= FAST_FLUSH_INTERVAL {
-            self.db.flush().map_err(engine_error(NAME, "flush", ""))?;
+            self.noting(db.flush().map_err(engine_error(NAME, "flush", "")))?;
             *last_flush = Instant::now();
         }
         Ok(())
