@@ -1,7 +1,7 @@
-//! Read-only commands (`tree`, `info`, `cat`, `check`, `export`) work on redb and LMDB databases
-//! on a read-only file system (a read-only bind mount, as a CD-ROM, a snapshot or a container's
-//! read-only volume would be) and leave the files byte-identical; sled, which has no read-only
-//! mode, is refused with a clean error naming the read-only file system.
+//! Read-only commands (`tree`, `info`, `cat`, `check`, `export`) work on redb, LMDB and sled
+//! databases on a read-only file system (a read-only bind mount, as a CD-ROM, a snapshot or a
+//! container's read-only volume would be) and leave the files byte-identical (sled, which has no
+//! read-only mode, is read through a private copy).
 //!
 //! Mounting needs root (as in CI here); without it the test says so on stderr and passes without
 //! checking anything. `read_only_commands.rs` covers files without write permission.
@@ -14,7 +14,7 @@ use zarrdb::Backend;
 #[path = "common/read_only.rs"]
 #[expect(dead_code, reason = "this test runs as whoever runs it: it needs no `is_root`")]
 mod read_only;
-use read_only::{build, contents, read_everything, settled, zarrdb};
+use read_only::{build, contents, read_everything, settled};
 
 /// `source` mounted again at `target`, read-only; unmounted on drop.
 struct ReadOnlyMount {
@@ -62,10 +62,7 @@ fn commands_work_on_a_read_only_mount() {
     let Some(_mount) = ReadOnlyMount::new(&data, &mounted) else { return };
     read_everything(&mounted.join("r.zarrdb").display().to_string(), &exports, false);
     read_everything(&format!("lmdb:{}", mounted.join("l").display()), &exports, false);
-    let sled = zarrdb(&["tree", &format!("sled:{}", mounted.join("s").display())], false);
-    let stderr = String::from_utf8_lossy(&sled.stderr);
-    assert!(!sled.status.success() && stderr.contains("Read-only file system"), "sled: {stderr}");
-    assert!(!stderr.contains("panicked"), "sled: {stderr}");
+    read_everything(&format!("sled:{}", mounted.join("s").display()), &exports, false);
 
     for ((name, _), before) in databases.iter().zip(before) {
         // Compared through the writable path: the same files.

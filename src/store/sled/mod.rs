@@ -5,6 +5,8 @@
 //! long-lived snapshots: reads see the live tree, so a long read can see later commits (each
 //! commit still appears whole to every single read).
 
+mod copy;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -38,22 +40,42 @@ pub(crate) struct SledEngine {
     /// A write of sled's log failed (a full disk). sled then waits for ever in its next flush,
     /// so later commits are refused and closing waits a bounded time.
     failed: AtomicBool,
+    /// A read-only handle's private copy of the folder (`copy.rs`), removed after sled closed.
+    copy: Option<copy::Copy>,
 }
 
 impl SledEngine {
     pub fn open(path: &Path, read_only: bool) -> Result<SledEngine, OpenError> {
+        if !read_only {
+            return SledEngine::open_folder(path, path, false, None);
+        }
+        // sled's open writes to its folder: a read-only handle opens a copy (`copy.rs`); errors
+        // name the original.
+        let copy = copy::Copy::of(path)?;
+        let at = copy.path.clone();
+        SledEngine::open_folder(&at, path, true, Some(copy))
+    }
+
+    /// Open the sled folder `at`; errors name `shown`.
+    fn open_folder(
+        at: &Path,
+        shown: &Path,
+        read_only: bool,
+        copy: Option<copy::Copy>,
+    ) -> Result<SledEngine, OpenError> {
         // sled's background threads hold the database, and its file lock, for a moment after the
         // last handle is dropped; a reopen right after a close waits that moment out.
         let deadline = Instant::now() + RELOCK_WAIT;
         let mut cleared = false;
         loop {
-            match sled::Config::new().path(path).flush_every_ms(None).open().map_err(|e| open_error(path, e)) {
+            match sled::Config::new().path(at).flush_every_ms(None).open().map_err(|e| open_error(shown, e)) {
                 Ok(db) => {
                     return Ok(SledEngine {
                         db: Some(db),
                         last_flush: Mutex::new(Instant::now()),
                         read_only,
                         failed: AtomicBool::new(false),
+                        copy,
                     })
                 }
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
@@ -61,7 +83,7 @@ impl SledEngine {
                 }
                 // Only after sled refused the folder (so no live process holds it, or the error
                 // would be `Locked`), and once.
-                Err(OpenError::Corrupted { .. }) if !cleared && remove_empty_snapshot_drafts(path) => cleared = true,
+                Err(OpenError::Corrupted { .. }) if !cleared && remove_empty_snapshot_drafts(at) => cleared = true,
                 Err(e) => return Err(e),
             }
         }
@@ -104,10 +126,13 @@ impl Drop for SledEngine {
         let Some(db) = self.db.take() else { return };
         if !self.failed.load(Ordering::Acquire) {
             // Fast-mode commits since the last flush; an error here has no caller to go to. A
-            // read-only handle committed nothing, and flushing would rewrite sled's files.
+            // read-only handle committed nothing.
             if !self.read_only {
                 let _ = db.flush();
             }
+            // Closed before its copy goes (read-only handles).
+            drop(db);
+            drop(self.copy.take());
             return;
         }
         // After a failed write (a full disk), sled's flush, which its own close runs too, waits
