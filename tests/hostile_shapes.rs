@@ -51,3 +51,22 @@ fn rank_thirty_thousand() {
     assert_eq!(array.read_region_bytes(&vec![0; n], &vec![1; n]).unwrap(), vec![5]);
     assert!(array.check().unwrap().is_ok());
 }
+
+/// A v2 `.zarray` of 100,000 dimensions (the issue's stack overflow): the import converts it into
+/// a v3 array that opens and reads, every step iterative.
+#[test]
+fn v2_array_of_a_hundred_thousand_dimensions_imports() {
+    let n = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("v2");
+    std::fs::create_dir_all(folder.join("arr")).unwrap();
+    std::fs::write(folder.join(".zgroup"), br#"{"zarr_format": 2}"#).unwrap();
+    let zarray = json!({"zarr_format": 2, "shape": vec![1u64; n], "chunks": vec![1u64; n], "dtype": "<f4",
+        "compressor": null, "fill_value": 0, "order": "C", "filters": null});
+    std::fs::write(folder.join("arr/.zarray"), serde_json::to_vec(&zarray).unwrap()).unwrap();
+    let db = zarrdb::Database::create(dir.path().join("db")).unwrap();
+    db.import(&folder, &zarrdb::ImportOptions::default()).unwrap();
+    let array = Array::open(db.store(), "/arr").unwrap();
+    assert_eq!(array.shape().len(), n);
+    assert_eq!(array.read_region::<f32>(&vec![0; n], &vec![1; n]).unwrap(), [0.0]);
+}
