@@ -5,10 +5,11 @@
 //! which listings skip. There is no multi-key atomicity.
 
 use std::fs;
-use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::folder::{Dir, EntryKind, Folder, FolderError};
 use super::{
     validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
 };
@@ -25,16 +26,30 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// own file may be a link only to a file inside the store's folder (read like that file; writing
 /// or erasing the key replaces or removes the link, never its target). Anything else is refused
 /// with `StoreError::Symlink`, and listings leave such links out, so no operation reads, writes or
-/// deletes outside the folder (the import reader, `transfer/source.rs`, applies the same rules).
+/// deletes outside the folder. Paths are resolved a name at a time from the folder above
+/// (`openat` without following links), so a folder swapped for a link while an operation runs is
+/// refused too. The import's folder reader goes through the same code.
 #[derive(Debug)]
 pub struct DirectoryStore {
-    root: PathBuf,
-    /// The root with every link resolved: where a linked file's target must lie.
-    canonical_root: PathBuf,
+    folder: Folder,
 }
 
 fn io_err<'k>(operation: &'static str, key: &'k str) -> impl FnOnce(io::Error) -> StoreError + 'k {
     move |source| StoreError::Io { operation, key: key.to_owned(), source }
+}
+
+/// A folder error as the store's error for `key`.
+fn folder_err<'k>(operation: &'static str, key: &'k str) -> impl FnOnce(FolderError) -> StoreError + 'k {
+    move |e| match e {
+        FolderError::Io { source, .. } => StoreError::Io { operation, key: key.to_owned(), source },
+        FolderError::Link { path, reason } => {
+            StoreError::Symlink { key: key.to_owned(), link: path.display().to_string(), reason }
+        }
+    }
+}
+
+fn is_temp(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes())
 }
 
 impl DirectoryStore {
@@ -47,15 +62,13 @@ impl DirectoryStore {
     /// ```
     pub fn open(root: impl AsRef<Path>) -> Result<DirectoryStore, StoreError> {
         let root = root.as_ref();
+        let refuse = |reason: String| StoreError::Open { location: root.display().to_string(), reason };
         match fs::metadata(root) {
             Ok(meta) if meta.is_dir() => {
-                let canonical_root = root
-                    .canonicalize()
-                    .map_err(|e| StoreError::Open { location: root.display().to_string(), reason: e.to_string() })?;
-                Ok(DirectoryStore { root: root.to_path_buf(), canonical_root })
+                Ok(DirectoryStore { folder: Folder::open(root).map_err(|e| refuse(e.to_string()))? })
             }
-            Ok(_) => Err(StoreError::Open { location: root.display().to_string(), reason: "not a directory".into() }),
-            Err(e) => Err(StoreError::Open { location: root.display().to_string(), reason: e.to_string() }),
+            Ok(_) => Err(refuse("not a directory".into())),
+            Err(e) => Err(refuse(e.to_string())),
         }
     }
 
@@ -69,134 +82,61 @@ impl DirectoryStore {
 
     /// The folder this store lives in.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.folder.root()
     }
 
-    /// The file of `key`, after checking that no folder on its way is a link.
-    fn path(&self, key: &str) -> Result<PathBuf, StoreError> {
+    /// The file of `key` open for reading, or `None` when the key has no value.
+    fn open_file(&self, operation: &'static str, key: &str) -> Result<Option<fs::File>, StoreError> {
         validate_key(key)?;
-        let mut dir = self.root.clone();
-        let mut names = key.split('/').peekable();
-        while let Some(name) = names.next() {
-            if names.peek().is_none() {
-                return Ok(dir.join(name));
-            }
-            dir.push(name);
-            match fs::symlink_metadata(&dir) {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    return Err(self.symlink(key, &dir, "to a folder on the key's path"))
-                }
-                Ok(_) => {}
-                // Nothing further down exists, so no link either.
-                Err(_) => return Ok(self.root.join(key)),
-            }
-        }
-        Ok(self.root.join(key))
+        self.folder.open_file(key).map_err(folder_err(operation, key))
     }
 
-    /// The file to read for `key`: its path, or a linked file's target inside the root.
-    fn read_path(&self, key: &str) -> Result<PathBuf, StoreError> {
-        let path = self.path(key)?;
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => self.linked_file(key, &path),
-            _ => Ok(path),
-        }
-    }
-
-    /// The target of the link `link` (the file of `key`) when it is a file inside the root.
-    fn linked_file(&self, key: &str, link: &Path) -> Result<PathBuf, StoreError> {
-        let target = link.canonicalize().map_err(|_| self.symlink(key, link, "whose target does not exist"))?;
-        if !target.starts_with(&self.canonical_root) {
-            return Err(self.symlink(key, link, "pointing outside the store's folder"));
-        }
-        if !target.is_file() {
-            return Err(self.symlink(key, link, "to a folder"));
-        }
-        Ok(target)
-    }
-
-    fn symlink(&self, key: &str, link: &Path, reason: &'static str) -> StoreError {
-        StoreError::Symlink { key: key.to_owned(), link: link.display().to_string(), reason }
-    }
-
-    /// Remove now-empty folders from `dir` up to (not including) the root, so that erasing the
-    /// last key under a prefix makes the prefix disappear from listings, as in a KV store.
-    fn prune_empty(&self, mut dir: &Path) {
-        while dir != self.root && dir.starts_with(&self.root) {
-            // Fails (harmlessly) when the folder is not empty or already gone.
-            if fs::remove_dir(dir).is_err() {
-                break;
-            }
-            match dir.parent() {
-                Some(parent) => dir = parent,
-                None => break,
-            }
-        }
-    }
-
-    fn walk(&self, dir: &Path, rel: &str, out: &mut Vec<String>) -> Result<(), StoreError> {
-        let entries = match fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io_err("list", rel)(e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(io_err("list", rel))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            if name.starts_with(TEMP_PREFIX) {
+    /// The keys below `dir` (a folder of the store whose keys start with `rel`).
+    fn walk(&self, dir: &Dir, out: &mut Vec<String>) -> Result<(), StoreError> {
+        let rel = dir.rel();
+        for entry in self.folder.entries(dir).map_err(folder_err("list", rel))? {
+            let Some(name) = entry.name.to_str() else { continue };
+            if is_temp(&entry.name) {
                 continue;
             }
-            let key = format!("{rel}{name}");
-            // file_type does not follow symlinks: a link is never followed out of the root.
-            let ty = entry.file_type().map_err(io_err("list", &key))?;
-            if ty.is_dir() {
-                self.walk(&entry.path(), &format!("{key}/"), out)?;
-            } else if ty.is_file() || (ty.is_symlink() && self.linked_file(&key, &entry.path()).is_ok()) {
-                out.push(key);
+            let key = if rel.is_empty() { name.to_owned() } else { format!("{rel}/{name}") };
+            match entry.kind {
+                EntryKind::Folder => {
+                    if let Some(inner) = self.folder.subdir(dir, name, false).map_err(folder_err("list", &key))? {
+                        self.walk(&inner, out)?;
+                    }
+                }
+                EntryKind::File => out.push(key),
+                // Listed only when the link may be read: to a file inside the folder.
+                EntryKind::Link if self.folder.open_in(dir, name).is_ok_and(|f| f.is_some()) => out.push(key),
+                EntryKind::Link | EntryKind::Other => {}
             }
         }
         Ok(())
     }
-}
 
-/// Whether a folder holds a key somewhere below it; stops at the first one found, so a chunk
-/// folder with millions of files costs one directory entry, not a full walk.
-fn holds_a_file(dir: &Path) -> io::Result<bool> {
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_name().to_str().is_some_and(|n| n.starts_with(TEMP_PREFIX)) {
-            continue;
+    /// The folder `rel` of the store, `None` if it does not exist.
+    fn dir(&self, operation: &'static str, rel: &str) -> Result<Option<Dir>, StoreError> {
+        if !rel.is_empty() {
+            validate_key(rel)?;
         }
-        let ty = entry.file_type()?;
-        if ty.is_file() || (ty.is_dir() && holds_a_file(&entry.path())?) {
-            return Ok(true);
-        }
+        self.folder.dir(rel).map_err(folder_err(operation, rel))
     }
-    Ok(false)
 }
 
 impl ReadableStore for DirectoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let path = self.read_path(key)?;
-        match fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory) => {
-                Ok(None)
-            }
-            Err(e) => Err(io_err("get", key)(e)),
-        }
+        let Some(mut file) = self.open_file("get", key)? else { return Ok(None) };
+        let mut value = Vec::new();
+        file.read_to_end(&mut value).map_err(io_err("get", key))?;
+        Ok(Some(value))
     }
 
     fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         requests
             .iter()
             .map(|(key, range)| {
-                let path = self.read_path(key)?;
-                let mut file = match fs::File::open(&path) {
-                    Ok(file) => file,
-                    Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(None),
-                    Err(e) => return Err(io_err("get_partial_values", key)(e)),
-                };
+                let Some(mut file) = self.open_file("get_partial_values", key)? else { return Ok(None) };
                 let len = file.metadata().map_err(io_err("get_partial_values", key))?.len();
                 let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
                     key: (*key).to_owned(),
@@ -212,32 +152,17 @@ impl ReadableStore for DirectoryStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        let path = self.read_path(key)?;
-        match fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
-            Ok(_) => Ok(None),
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-            Err(e) => Err(io_err("size", key)(e)),
-        }
+        let Some(file) = self.open_file("size", key)? else { return Ok(None) };
+        Ok(Some(file.metadata().map_err(io_err("size", key))?.len()))
     }
 }
 
 impl WritableStore for DirectoryStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        let path = self.path(key)?;
-        let dir = path.parent().expect("a key path is below the root");
-        fs::create_dir_all(dir).map_err(io_err("set", key))?;
+        validate_key(key)?;
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = dir.join(format!("{TEMP_PREFIX}{}-{n}", std::process::id()));
-        let result = (|| {
-            let mut file = fs::File::create(&temp)?;
-            file.write_all(value)?;
-            fs::rename(&temp, &path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        result.map_err(io_err("set", key))
+        let temp = format!("{TEMP_PREFIX}{}-{n}", std::process::id());
+        self.folder.write_file(key, value, &temp).map_err(folder_err("set", key))
     }
 
     fn set_partial_values(&self, writes: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
@@ -264,16 +189,12 @@ impl WritableStore for DirectoryStore {
     }
 
     fn erase(&self, key: &str) -> Result<(), StoreError> {
-        let path = self.path(key)?;
-        match fs::remove_file(&path) {
-            Ok(()) => {
-                self.prune_empty(path.parent().expect("a key path is below the root"));
-                Ok(())
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(()),
-            Err(e) if e.kind() == ErrorKind::IsADirectory => Ok(()),
-            Err(e) => Err(io_err("erase", key)(e)),
+        validate_key(key)?;
+        if self.folder.remove_file(key).map_err(folder_err("erase", key))? {
+            // Erasing the last key under a prefix makes the prefix disappear, as in a KV store.
+            self.folder.remove_empty_folders(key.rsplit_once('/').map_or("", |(dir, _)| dir));
         }
+        Ok(())
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
@@ -284,15 +205,11 @@ impl WritableStore for DirectoryStore {
             return Ok(());
         }
         if let Some(dir_key) = prefix.strip_suffix('/') {
-            let path = self.path(dir_key)?;
-            return match fs::remove_dir_all(&path) {
-                Ok(()) => {
-                    self.prune_empty(path.parent().expect("below the root"));
-                    Ok(())
-                }
-                Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(io_err("erase_prefix", prefix)(e)),
-            };
+            validate_key(dir_key)?;
+            if self.folder.remove_tree(dir_key).map_err(folder_err("erase_prefix", prefix))? {
+                self.folder.remove_empty_folders(dir_key.rsplit_once('/').map_or("", |(dir, _)| dir));
+            }
+            return Ok(());
         }
         for key in self.list_prefix(prefix)? {
             self.erase(&key)?;
@@ -305,9 +222,10 @@ impl ListableStore for DirectoryStore {
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         // Walk only the deepest folder that contains every candidate key.
         let (dir_rel, _) = prefix.rsplit_once('/').unwrap_or(("", prefix));
-        let dir = if dir_rel.is_empty() { self.root.clone() } else { self.path(dir_rel)? };
         let mut out = Vec::new();
-        self.walk(&dir, &if dir_rel.is_empty() { String::new() } else { format!("{dir_rel}/") }, &mut out)?;
+        if let Some(dir) = self.dir("list", dir_rel)? {
+            self.walk(&dir, &mut out)?;
+        }
         out.retain(|k| k.starts_with(prefix));
         out.sort();
         Ok(out)
@@ -315,30 +233,29 @@ impl ListableStore for DirectoryStore {
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {
         super::check_prefix(prefix)?;
-        let dir = match prefix.strip_suffix('/') {
-            Some(rel) => self.path(rel)?,
-            None => self.root.clone(),
-        };
         let mut listing = DirListing::default();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => return Ok(listing),
-            Err(e) => return Err(io_err("list_dir", prefix)(e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(io_err("list_dir", prefix))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            if name.starts_with(TEMP_PREFIX) {
+        let Some(dir) = self.dir("list_dir", prefix.strip_suffix('/').unwrap_or(""))? else { return Ok(listing) };
+        for entry in self.folder.entries(&dir).map_err(folder_err("list_dir", prefix))? {
+            let Some(name) = entry.name.to_str() else { continue };
+            if is_temp(&entry.name) {
                 continue;
             }
-            let ty = entry.file_type().map_err(io_err("list_dir", prefix))?;
-            if ty.is_file() || (ty.is_symlink() && self.linked_file(&name, &entry.path()).is_ok()) {
-                listing.keys.push(name);
-            } else if ty.is_dir() {
-                // A prefix exists only while it holds a key; skip folders left empty.
-                if holds_a_file(&entry.path()).map_err(io_err("list_dir", prefix))? {
-                    listing.prefixes.push(name);
+            match entry.kind {
+                EntryKind::File => listing.keys.push(name.to_owned()),
+                EntryKind::Link if self.folder.open_in(&dir, name).is_ok_and(|f| f.is_some()) => {
+                    listing.keys.push(name.to_owned());
                 }
+                EntryKind::Folder => {
+                    // A prefix exists only while it holds a key; skip folders left empty.
+                    let Some(inner) = self.folder.subdir(&dir, name, false).map_err(folder_err("list_dir", prefix))?
+                    else {
+                        continue;
+                    };
+                    if self.folder.holds_a_file(&inner, &is_temp).map_err(folder_err("list_dir", prefix))? {
+                        listing.prefixes.push(name.to_owned());
+                    }
+                }
+                EntryKind::Link | EntryKind::Other => {}
             }
         }
         listing.keys.sort();

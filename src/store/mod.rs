@@ -4,6 +4,7 @@
 //! the same conformance suite (`tests/store_conformance.rs`).
 
 mod directory;
+pub(crate) mod folder;
 mod key;
 pub(crate) mod kv;
 mod lmdb;

@@ -11,6 +11,7 @@ use super::error::{io_error, TransferError};
 use super::key;
 use super::zip::{ZipEntry, ZipLimits, ZipReader};
 use crate::error::Error;
+use crate::store::folder::{Dir, EntryKind, Folder, FolderError};
 use crate::store::Store;
 
 /// One key of a source and the size of its value when listed.
@@ -42,24 +43,17 @@ pub(crate) trait Source: Sync {
     }
 }
 
-#[cfg(unix)]
 fn file_id(meta: &fs::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
     (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn file_id(meta: &fs::Metadata) -> FileId {
-    // No inode numbers here: the size stands in (the copy loop compares it too).
-    (0, meta.len())
 }
 
 /// Open a folder or a zip file.
 pub(crate) fn open_path(path: &Path) -> Result<Box<dyn Source + Send>, Error> {
     let meta = fs::metadata(path).map_err(|_| TransferError::SourceNotFound { path: path.display().to_string() })?;
     if meta.is_dir() {
-        let canonical = path.canonicalize().map_err(io_error("resolve", path))?;
-        Ok(Box::new(DirSource { root: path.to_path_buf(), canonical, files: OnceLock::new() }))
+        let folder = Folder::open(path).map_err(io_error("open", path))?;
+        Ok(Box::new(DirSource { folder, files: OnceLock::new() }))
     } else if meta.is_file() {
         Ok(Box::new(ZipSource::open(path)?))
     } else {
@@ -67,14 +61,13 @@ pub(crate) fn open_path(path: &Path) -> Result<Box<dyn Source + Send>, Error> {
     }
 }
 
-/// A folder in the File System Store layout (each key a file; `/` separates folders).
+/// A folder in the File System Store layout (each key a file; `/` separates folders), read with
+/// the directory store's policy on links (`store::folder`): folders on a key's path must be real
+/// folders, and a key's file may link only to a file inside the folder.
 struct DirSource {
-    root: PathBuf,
-    /// The root with every link resolved, to tell links that stay inside from links that leave.
-    canonical: PathBuf,
-    /// The file (device, inode) each key named when listed, after links were checked. A read
-    /// must open that same file: if a folder on the way was swapped for a link meanwhile, the
-    /// read would land elsewhere, and is refused.
+    folder: Folder,
+    /// The file (device, inode) each key named when listed. A read must open that same file: a
+    /// file replaced since the listing is refused rather than read.
     files: OnceLock<HashMap<String, (FileId, u64)>>,
 }
 
@@ -84,40 +77,50 @@ type FileId = (u64, u64);
 /// The largest file read from a folder, as for zip entries (`ZipLimits::max_entry_size`).
 const MAX_FILE_SIZE: u64 = 4 << 30;
 
+/// A folder error as the transfer's error.
+fn folder_error(e: FolderError) -> TransferError {
+    match e {
+        FolderError::Io { operation, path, source } => {
+            TransferError::Io { operation, path: path.display().to_string(), source }
+        }
+        FolderError::Link { path, reason } => TransferError::Symlink { path: path.display().to_string(), reason },
+    }
+}
+
 impl DirSource {
-    fn walk(&self, dir: &Path, prefix: &str, out: &mut Vec<(Listed, FileId)>) -> Result<(), Error> {
+    fn walk(&self, dir: &Dir, out: &mut Vec<(Listed, FileId)>) -> Result<(), Error> {
         let described = self.describe();
-        for entry in fs::read_dir(dir).map_err(io_error("list", dir))? {
-            let entry = entry.map_err(io_error("list", dir))?;
-            let path = entry.path();
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+        for entry in self.folder.entries(dir).map_err(folder_error)? {
+            let Some(name) = entry.name.to_str() else {
                 return Err(TransferError::UnsafeName {
                     source_path: described,
-                    name: entry.file_name().to_string_lossy().into_owned(),
+                    name: entry.name.to_string_lossy().into_owned(),
                     reason: "not UTF-8",
                 }
                 .into());
             };
-            let key = format!("{prefix}{name}");
+            let key = if dir.rel().is_empty() { name.to_owned() } else { format!("{}/{name}", dir.rel()) };
             key::check(&described, &key)?;
-            let kind = entry.file_type().map_err(io_error("inspect", &path))?;
-            if kind.is_symlink() {
-                let meta = self.linked_file(&path)?;
-                out.push((self.listed(key, &meta)?, file_id(&meta)));
-            } else if kind.is_dir() {
-                self.walk(&path, &format!("{key}/"), out)?;
-            } else if kind.is_file() {
-                let meta = entry.metadata().map_err(io_error("inspect", &path))?;
-                out.push((self.listed(key, &meta)?, file_id(&meta)));
+            match entry.kind {
+                EntryKind::Folder => {
+                    if let Some(inner) = self.folder.subdir(dir, name, false).map_err(folder_error)? {
+                        self.walk(&inner, out)?;
+                    }
+                }
+                EntryKind::File | EntryKind::Link => {
+                    // A link that leaves the folder or points to a folder is refused here.
+                    let Some(file) = self.folder.open_in(dir, name).map_err(folder_error)? else { continue };
+                    let path = self.folder.path(&key);
+                    let meta = file.metadata().map_err(io_error("inspect", &path))?;
+                    out.push((self.listed(key, &meta)?, file_id(&meta)));
+                }
+                // Sockets, FIFOs and devices hold no Zarr data; they are left out.
+                EntryKind::Other => {}
             }
-            // Sockets, FIFOs and devices hold no Zarr data; they are left out.
         }
         Ok(())
     }
 
-    /// A link to a file inside the folder is read like the file; a link that leaves the folder
-    /// (its data could be anything the user can read) or points to a folder (loops, the same
-    /// keys twice) is refused.
     fn listed(&self, key: String, meta: &fs::Metadata) -> Result<Listed, Error> {
         if meta.len() > MAX_FILE_SIZE {
             return Err(TransferError::ValueTooLarge {
@@ -130,29 +133,17 @@ impl DirSource {
         }
         Ok(Listed { key, size: meta.len() })
     }
-
-    fn linked_file(&self, link: &Path) -> Result<fs::Metadata, Error> {
-        let refuse = |reason| TransferError::Symlink { path: link.display().to_string(), reason };
-        let target = link.canonicalize().map_err(|_| refuse("its target does not exist"))?;
-        if !target.starts_with(&self.canonical) {
-            return Err(refuse("it points outside the folder being imported").into());
-        }
-        let meta = fs::metadata(&target).map_err(io_error("inspect", &target))?;
-        if !meta.is_file() {
-            return Err(refuse("it points to a folder, not a file").into());
-        }
-        Ok(meta)
-    }
 }
 
 impl Source for DirSource {
     fn describe(&self) -> String {
-        format!("folder \"{}\"", self.root.display())
+        format!("folder \"{}\"", self.folder.root().display())
     }
 
     fn list(&self) -> Result<Vec<Listed>, Error> {
         let mut found = Vec::new();
-        self.walk(&self.root, "", &mut found)?;
+        let root = self.folder.dir("").map_err(folder_error)?.expect("the root is a folder");
+        self.walk(&root, &mut found)?;
         found.sort_by(|a, b| a.0.key.cmp(&b.0.key));
         let files = found.iter().map(|(l, id)| (l.key.clone(), (*id, l.size))).collect();
         let _ = self.files.set(files);
@@ -160,17 +151,12 @@ impl Source for DirSource {
     }
 
     fn read(&self, key: &str) -> Result<Vec<u8>, Error> {
-        let path = self.root.join(key);
+        let path = self.folder.path(key);
         let vanished = || TransferError::SourceVanished { source_path: self.describe(), key: key.to_owned() };
         let &(listed, size) = self.files.get().and_then(|f| f.get(key)).ok_or_else(vanished)?;
-        // Non-blocking, so a file swapped for a FIFO cannot hang the open; it fails the check below.
-        let mut options = fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-        let file = options.open(&path).map_err(io_error("read", &path))?;
+        let file = self.folder.open_file(key).map_err(folder_error)?.ok_or_else(vanished)?;
         let meta = file.metadata().map_err(io_error("inspect", &path))?;
-        if !meta.is_file() || file_id(&meta) != listed {
+        if file_id(&meta) != listed {
             return Err(TransferError::Symlink {
                 path: path.display().to_string(),
                 reason: "it is no longer the file that was listed (a folder or link on its path changed)",

@@ -1,0 +1,405 @@
+//! A folder of the local file system, reached below its root without following links.
+//!
+//! Every name below the root is opened with `openat(O_NOFOLLOW)` from a descriptor of the folder
+//! above it, so a folder that is swapped for a link at any moment is refused, never followed:
+//! there is no window between checking a path and using it. The one link allowed is a key's own
+//! file linking to a regular file inside the root; its target is opened the same way, name by name
+//! from the root. The directory store and the import's folder reader both read through here, so
+//! they keep one policy.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+/// Why an operation in a [`Folder`] failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FolderError {
+    /// The file system refused an operation.
+    #[error("cannot {operation} \"{path}\": {source}")]
+    Io {
+        operation: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A symbolic link that the folder's policy does not follow.
+    #[error("\"{path}\" is a symbolic link {reason}")]
+    Link { path: PathBuf, reason: &'static str },
+}
+
+/// What a folder entry is, links not followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EntryKind {
+    File,
+    Folder,
+    Link,
+    /// Sockets, FIFOs and devices: they hold no Zarr data.
+    Other,
+}
+
+/// One entry of a listed folder.
+pub(crate) struct Entry {
+    pub name: OsString,
+    pub kind: EntryKind,
+}
+
+/// An open folder below the root, and its path relative to the root ("" for the root).
+pub(crate) struct Dir {
+    fd: OwnedFd,
+    rel: String,
+}
+
+impl Dir {
+    /// The folder's path relative to the root.
+    pub fn rel(&self) -> &str {
+        &self.rel
+    }
+
+    fn child(&self, name: &str) -> String {
+        if self.rel.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}/{name}", self.rel)
+        }
+    }
+}
+
+/// A root folder and the policy for everything below it.
+#[derive(Debug)]
+pub(crate) struct Folder {
+    root: PathBuf,
+    /// The root with every link resolved: where a linked file's target must lie.
+    canonical: PathBuf,
+    fd: OwnedFd,
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+// Non-blocking, so a FIFO in a file's place cannot hang the open; it is then no regular file.
+const FILE_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::CLOEXEC);
+
+/// Splits `rel` into its folder and its last name.
+fn split(rel: &str) -> (&str, &str) {
+    rel.rsplit_once('/').unwrap_or(("", rel))
+}
+
+fn is_missing(e: Errno) -> bool {
+    e == Errno::NOENT || e == Errno::NOTDIR
+}
+
+impl Folder {
+    /// Opens `root`, which is followed if it is itself a link: the caller chose it.
+    pub fn open(root: &Path) -> io::Result<Folder> {
+        let fd = rustix::fs::open(root, DIR_FLAGS.difference(OFlags::NOFOLLOW), Mode::empty())?;
+        let canonical = root.canonicalize()?;
+        Ok(Folder { root: root.to_path_buf(), canonical, fd })
+    }
+
+    /// The root as given.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `rel` below the root, for messages.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        if rel.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(rel)
+        }
+    }
+
+    fn io(&self, operation: &'static str, rel: &str) -> impl FnOnce(Errno) -> FolderError + '_ {
+        let path = self.path(rel);
+        move |e| FolderError::Io { operation, path, source: e.into() }
+    }
+
+    fn check_name<'n>(&self, rel: &str, name: &'n str) -> Result<&'n str, FolderError> {
+        if name.is_empty() || name == "." || name == ".." {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "an empty, \".\" or \"..\" name");
+            return Err(FolderError::Io { operation: "resolve", path: self.path(rel), source });
+        }
+        Ok(name)
+    }
+
+    /// The folder at `rel`, each folder on the way a real one; `None` if one is missing or a file.
+    pub fn dir(&self, rel: &str) -> Result<Option<Dir>, FolderError> {
+        self.walk(rel, false)
+    }
+
+    /// The folder at `rel`, created with its parents where missing.
+    pub fn dir_create(&self, rel: &str) -> Result<Dir, FolderError> {
+        match self.walk(rel, true)? {
+            Some(dir) => Ok(dir),
+            None => Err(self.io("create the folder", rel)(Errno::NOTDIR)),
+        }
+    }
+
+    fn walk(&self, rel: &str, create: bool) -> Result<Option<Dir>, FolderError> {
+        let fd = self.fd.try_clone().map_err(|source| FolderError::Io {
+            operation: "open",
+            path: self.root.clone(),
+            source,
+        })?;
+        let mut dir = Dir { fd, rel: String::new() };
+        if rel.is_empty() {
+            return Ok(Some(dir));
+        }
+        for name in rel.split('/') {
+            match self.subdir(&dir, name, create)? {
+                Some(next) => dir = next,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(dir))
+    }
+
+    /// The folder `name` inside `dir`; `None` if missing or not a folder; a link is refused.
+    pub fn subdir(&self, dir: &Dir, name: &str, create: bool) -> Result<Option<Dir>, FolderError> {
+        let rel = dir.child(self.check_name(&dir.rel, name)?);
+        loop {
+            match rustix::fs::openat(&dir.fd, name, DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => return Ok(Some(Dir { fd, rel })),
+                Err(e) if e == Errno::NOENT && create => {
+                    match rustix::fs::mkdirat(&dir.fd, name, Mode::from_bits_truncate(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => continue,
+                        Err(e) => return Err(self.io("create the folder", &rel)(e)),
+                    }
+                }
+                Err(Errno::NOENT) => return Ok(None),
+                Err(e) if e == Errno::NOTDIR || e == Errno::LOOP => {
+                    return match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
+                            Err(FolderError::Link { path: self.path(&rel), reason: "to a folder on the key's path" })
+                        }
+                        // A file where a folder would be: nothing is below it.
+                        _ => Ok(None),
+                    };
+                }
+                Err(e) => return Err(self.io("open the folder", &rel)(e)),
+            }
+        }
+    }
+
+    /// Every entry of `dir`, links not followed.
+    pub fn entries(&self, dir: &Dir) -> Result<Vec<Entry>, FolderError> {
+        let fail = |e| self.io("list", &dir.rel)(e);
+        let mut out = Vec::new();
+        for entry in rustix::fs::Dir::read_from(&dir.fd).map_err(fail)? {
+            let entry = entry.map_err(fail)?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let name = OsStr::from_bytes(name).to_os_string();
+            let file_type = match entry.file_type() {
+                // Some file systems leave the type out of the listing.
+                FileType::Unknown => match rustix::fs::statat(&dir.fd, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => FileType::from_raw_mode(st.st_mode),
+                    Err(Errno::NOENT) => continue,
+                    Err(e) => return Err(fail(e)),
+                },
+                known => known,
+            };
+            let kind = match file_type {
+                FileType::RegularFile => EntryKind::File,
+                FileType::Directory => EntryKind::Folder,
+                FileType::Symlink => EntryKind::Link,
+                _ => EntryKind::Other,
+            };
+            out.push(Entry { name, kind });
+        }
+        Ok(out)
+    }
+
+    /// The regular file at `rel` open for reading, or `None` if there is none (missing, a folder,
+    /// a FIFO). A link is followed only to a regular file inside the root.
+    pub fn open_file(&self, rel: &str) -> Result<Option<File>, FolderError> {
+        let (dir_rel, name) = split(rel);
+        let Some(dir) = self.dir(dir_rel)? else { return Ok(None) };
+        self.open_in(&dir, self.check_name(rel, name)?)
+    }
+
+    /// The regular file `name` inside `dir`, as [`Folder::open_file`].
+    pub fn open_in(&self, dir: &Dir, name: &str) -> Result<Option<File>, FolderError> {
+        let rel = dir.child(name);
+        match rustix::fs::openat(&dir.fd, name, FILE_FLAGS, Mode::empty()) {
+            Ok(fd) => regular(File::from(fd), || self.path(&rel)),
+            Err(Errno::LOOP) => self.linked(&rel).map(Some),
+            Err(e) if is_missing(e) => Ok(None),
+            Err(e) => Err(self.io("open", &rel)(e)),
+        }
+    }
+
+    /// The target of the link at `rel`, when it is a regular file inside the root.
+    fn linked(&self, rel: &str) -> Result<File, FolderError> {
+        let path = self.path(rel);
+        let refuse = |reason| FolderError::Link { path: path.clone(), reason };
+        let target = path.canonicalize().map_err(|_| refuse("whose target does not exist"))?;
+        let Ok(inside) = target.strip_prefix(&self.canonical) else {
+            return Err(refuse("pointing outside the folder"));
+        };
+        let Some(inside) = inside.to_str().filter(|s| !s.is_empty()) else {
+            return Err(refuse("pointing outside the folder"));
+        };
+        // The target's path holds no link now; opened name by name, it is refused if a link
+        // appeared on it since.
+        let (dir_rel, name) = split(inside);
+        let dir = match self.dir(dir_rel) {
+            Ok(Some(dir)) => dir,
+            Ok(None) | Err(FolderError::Link { .. }) => return Err(refuse("whose target changed while it was opened")),
+            Err(e) => return Err(e),
+        };
+        match rustix::fs::openat(&dir.fd, name, FILE_FLAGS, Mode::empty()) {
+            Ok(fd) => {
+                let file = File::from(fd);
+                let meta = file.metadata().map_err(|source| FolderError::Io {
+                    operation: "inspect",
+                    path: target.clone(),
+                    source,
+                })?;
+                if meta.is_file() {
+                    Ok(file)
+                } else {
+                    Err(refuse("to a folder"))
+                }
+            }
+            Err(e) if is_missing(e) || e == Errno::LOOP => Err(refuse("whose target changed while it was opened")),
+            Err(e) => Err(FolderError::Io { operation: "open", path: target, source: e.into() }),
+        }
+    }
+
+    /// Writes `value` to `rel` through a temporary file named `temp` in the same folder, renamed
+    /// into place: a reader sees the old or the new value. A link at `rel` is replaced, never
+    /// written through.
+    pub fn write_file(&self, rel: &str, value: &[u8], temp: &str) -> Result<(), FolderError> {
+        let (dir_rel, name) = split(rel);
+        let name = self.check_name(rel, name)?;
+        let dir = self.dir_create(dir_rel)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir.fd, temp, flags, Mode::from_bits_truncate(0o666))
+            .map_err(self.io("create", &dir.child(temp)))?;
+        let written = File::from(fd)
+            .write_all(value)
+            .map_err(|source| FolderError::Io { operation: "write", path: self.path(&dir.child(temp)), source })
+            .and_then(|()| rustix::fs::renameat(&dir.fd, temp, &dir.fd, name).map_err(self.io("replace", rel)));
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty());
+        }
+        written
+    }
+
+    /// Removes the file (or link) at `rel`; `false` if there was none. A folder is left alone.
+    pub fn remove_file(&self, rel: &str) -> Result<bool, FolderError> {
+        let (dir_rel, name) = split(rel);
+        let name = self.check_name(rel, name)?;
+        let Some(dir) = self.dir(dir_rel)? else { return Ok(false) };
+        match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
+            Ok(()) => Ok(true),
+            Err(e) if is_missing(e) || e == Errno::ISDIR => Ok(false),
+            Err(e) => Err(self.io("remove", rel)(e)),
+        }
+    }
+
+    /// Removes the folder at `rel` with everything in it (a link there is removed, not followed);
+    /// `false` if there was nothing.
+    pub fn remove_tree(&self, rel: &str) -> Result<bool, FolderError> {
+        let (dir_rel, name) = split(rel);
+        let name = self.check_name(rel, name)?;
+        let Some(dir) = self.dir(dir_rel)? else { return Ok(false) };
+        self.remove_tree_in(&dir, name)
+    }
+
+    fn remove_tree_in(&self, dir: &Dir, name: &str) -> Result<bool, FolderError> {
+        let rel = dir.child(name);
+        let inner = match rustix::fs::openat(&dir.fd, name, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => Dir { fd, rel: rel.clone() },
+            Err(Errno::NOENT) => return Ok(false),
+            // A link or a file: removed itself.
+            Err(e) if e == Errno::NOTDIR || e == Errno::LOOP => {
+                return match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
+                    Ok(()) => Ok(true),
+                    Err(e) if is_missing(e) => Ok(false),
+                    Err(e) => Err(self.io("remove", &rel)(e)),
+                };
+            }
+            Err(e) => return Err(self.io("open the folder", &rel)(e)),
+        };
+        for entry in self.entries(&inner)? {
+            let Some(child) = entry.name.to_str() else {
+                let path = self.path(&rel).join(&entry.name);
+                rustix::fs::unlinkat(&inner.fd, entry.name.as_os_str(), AtFlags::empty())
+                    .map_err(|e| FolderError::Io { operation: "remove", path, source: e.into() })?;
+                continue;
+            };
+            if entry.kind == EntryKind::Folder {
+                self.remove_tree_in(&inner, child)?;
+            } else {
+                match rustix::fs::unlinkat(&inner.fd, child, AtFlags::empty()) {
+                    Ok(()) => {}
+                    Err(e) if is_missing(e) => {}
+                    Err(e) => return Err(self.io("remove", &inner.child(child))(e)),
+                }
+            }
+        }
+        match rustix::fs::unlinkat(&dir.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) => Ok(true),
+            Err(e) if is_missing(e) => Ok(true),
+            Err(e) => Err(self.io("remove the folder", &rel)(e)),
+        }
+    }
+
+    /// Removes the folder at `rel` and then each folder above it, up to (not including) the root,
+    /// as long as they are empty.
+    pub fn remove_empty_folders(&self, mut rel: &str) {
+        while !rel.is_empty() {
+            let (parent, name) = split(rel);
+            let Ok(Some(dir)) = self.dir(parent) else { return };
+            // Fails (harmlessly) when the folder is not empty, or is a link or gone.
+            if rustix::fs::unlinkat(&dir.fd, name, AtFlags::REMOVEDIR).is_err() {
+                return;
+            }
+            rel = parent;
+        }
+    }
+
+    /// Whether `dir` holds a regular file somewhere below it, not counting names `skip` accepts;
+    /// stops at the first one found.
+    pub fn holds_a_file(&self, dir: &Dir, skip: &dyn Fn(&OsStr) -> bool) -> Result<bool, FolderError> {
+        for entry in self.entries(dir)? {
+            if skip(&entry.name) {
+                continue;
+            }
+            match entry.kind {
+                EntryKind::File => return Ok(true),
+                EntryKind::Folder => {
+                    let Some(name) = entry.name.to_str() else { continue };
+                    if let Some(inner) = self.subdir(dir, name, false)? {
+                        if self.holds_a_file(&inner, skip)? {
+                            return Ok(true);
+                        }
+                    }
+                }
+                EntryKind::Link | EntryKind::Other => {}
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// `file` if it is a regular file, else `None`.
+fn regular(file: File, path: impl FnOnce() -> PathBuf) -> Result<Option<File>, FolderError> {
+    let meta = file.metadata().map_err(|source| FolderError::Io { operation: "inspect", path: path(), source })?;
+    Ok(meta.is_file().then_some(file))
+}
+
+impl AsFd for Dir {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
