@@ -45,12 +45,38 @@ fn with_decompressor<R>(
     })
 }
 
-/// Refuse a frame whose header announces more than `max_decoded` bytes before decoding any of it.
-fn check_content_size(encoded: &[u8], max_decoded: u64) -> Result<(), CodecError> {
-    match zstd::zstd_safe::get_frame_content_size(encoded) {
-        Ok(Some(size)) if size > max_decoded => Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded }),
-        _ => Ok(()),
+/// Frames whose header announces at most this many bytes are decoded into a buffer of that size
+/// in one call; larger ones, and frames that announce no size, stream into a buffer that grows with
+/// what they produce. A header is untrusted: a few bytes can claim gigabytes.
+const ONE_CALL_LIMIT: u64 = 64 << 20;
+
+/// Decodes `encoded` into `out` (cleared first): at most `max_decoded` bytes, and memory in
+/// proportion to the bytes the frames produce, not to what a header or the chunk's shape declares.
+fn decode_bounded(encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
+    out.clear();
+    let declared = match zstd::zstd_safe::get_frame_content_size(encoded) {
+        Ok(Some(size)) if size > max_decoded => return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded }),
+        Ok(size) => size,
+        Err(_) => None,
+    };
+    match declared {
+        Some(size) if size <= ONE_CALL_LIMIT => {
+            out.reserve(size as usize);
+            with_decompressor(|d| d.decompress_to_buffer(encoded, out).map_err(|e| decompress_error(&e, max_decoded)))?;
+        }
+        _ => {
+            // One byte past the limit tells a bomb from a frame of exactly the limit.
+            let decoder = zstd::stream::read::Decoder::with_buffer(encoded)
+                .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
+            std::io::Read::read_to_end(&mut std::io::Read::take(decoder, max_decoded.saturating_add(1)), out)
+                .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
+        }
     }
+    // zstd may write up to the buffer's capacity, which a reused buffer can have beyond the limit.
+    if out.len() as u64 > max_decoded {
+        return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded });
+    }
+    Ok(())
 }
 
 fn decompress_error(e: &std::io::Error, max_decoded: u64) -> CodecError {
@@ -89,24 +115,13 @@ impl BytesToBytes for Zstd {
     }
 
     fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
-        // The output buffer is bounded by the expected size: a frame that claims or produces more
-        // fails inside zstd instead of allocating.
-        let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
-        check_content_size(&encoded, max_decoded)?;
-        with_decompressor(|d| d.decompress(&encoded, limit).map_err(|e| decompress_error(&e, max_decoded)))
+        let mut out = Vec::new();
+        decode_bounded(&encoded, max_decoded, &mut out)?;
+        Ok(out)
     }
 
     fn decode_into(&self, encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result<(), CodecError> {
-        check_content_size(encoded, max_decoded)?;
-        let limit = usize::try_from(max_decoded).unwrap_or(usize::MAX);
-        out.clear();
-        out.reserve(limit);
-        with_decompressor(|d| d.decompress_to_buffer(encoded, out).map_err(|e| decompress_error(&e, max_decoded)))?;
-        // zstd may write up to the buffer's capacity, which a reused buffer can have beyond the limit.
-        if out.len() as u64 > max_decoded {
-            return Err(CodecError::TooLarge { codec: "zstd", limit: max_decoded });
-        }
-        Ok(())
+        decode_bounded(encoded, max_decoded, out)
     }
 
     fn max_encoded_size(&self, decoded: u64) -> u64 {
@@ -123,5 +138,69 @@ impl BytesToBytes for Zstd {
             config.insert("checksum".into(), true.into());
         }
         NamedConfig::with_configuration("zstd", config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+
+    /// A frame of one raw block holding `data`, announcing `content_size` in its header (or no
+    /// size at all).
+    fn frame(content_size: Option<u64>, data: &[u8]) -> Vec<u8> {
+        let mut out = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        match content_size {
+            // An 8-byte content size, and a window descriptor of 1 KiB.
+            Some(size) => {
+                out.extend([0xC0, 0x00]);
+                out.extend(size.to_le_bytes());
+            }
+            None => out.extend([0x00, 0x00]),
+        }
+        let block = 1 | (data.len() as u32) << 3;
+        out.extend(&block.to_le_bytes()[..3]);
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn a_frame_without_a_size_decodes() {
+        let zstd = Zstd { level: 1, checksum: false };
+        let decoded = zstd.decode(Cow::Owned(frame(None, b"ten bytes!")), 4 << 30).unwrap();
+        assert_eq!(decoded, b"ten bytes!");
+        assert!(matches!(zstd.decode(Cow::Owned(frame(None, b"ten bytes!")), 9), Err(CodecError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn memory_follows_the_bytes_decoded_not_the_sizes_declared() {
+        let zstd = Zstd { level: 1, checksum: false };
+        let mut out = Vec::new();
+        // A header claiming 1 GiB over ten bytes, under a limit of 4 GiB.
+        let lying = frame(Some(1 << 30), b"ten bytes!");
+        assert!(zstd.decode_into(&lying, 4 << 30, &mut out).is_err());
+        assert!(out.capacity() < 1 << 20, "reserved {} bytes", out.capacity());
+        // No size at all, under the same limit.
+        zstd.decode_into(&frame(None, b"ten bytes!"), 4 << 30, &mut out).unwrap();
+        assert_eq!(out, b"ten bytes!");
+        assert!(out.capacity() < 1 << 20, "reserved {} bytes", out.capacity());
+    }
+
+    #[test]
+    fn a_header_beyond_the_limit_is_refused_before_decoding() {
+        let zstd = Zstd { level: 1, checksum: false };
+        let result = zstd.decode(Cow::Owned(frame(Some(1 << 40), b"x")), 4 << 30);
+        assert!(matches!(result, Err(CodecError::TooLarge { .. })), "{result:?}");
+    }
+
+    #[test]
+    fn real_frames_round_trip_on_both_paths() {
+        let zstd = Zstd { level: 1, checksum: true };
+        for len in [0usize, 1, 1000, (ONE_CALL_LIMIT + 1) as usize] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let encoded = zstd.encode(Cow::Borrowed(&data)).unwrap();
+            assert_eq!(zstd.decode(Cow::Owned(encoded), len as u64).unwrap(), data, "{len} bytes");
+        }
     }
 }
