@@ -275,23 +275,19 @@ impl Array {
     }
 
     fn write_part(&self, part: &Part, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
-        let spec = self.chunk_spec();
-        let elem = spec.data_type.size();
         let chunk_shape = self.chunk_shape();
-        let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
-        let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-        let src = BoxIn { shape, start: &in_region };
-        let dst = BoxIn { shape: chunk_shape, start: &in_chunk };
         let key = self.chunk_key(&part.coords);
         if part.size == chunk_shape {
             // The region holds the whole chunk: gather it directly; nothing stored is read.
-            let chunk = region::gather_box(bytes, &src, chunk_shape, elem);
+            let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+            let src = BoxIn { shape, start: &in_region };
+            let chunk = region::gather_box(bytes, &src, chunk_shape, self.data_type().size());
             return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
         }
         if self.covers(part) {
             // An edge chunk written whole: its padding takes the fill value.
             let mut chunk = self.fill_chunk()?;
-            copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
+            self.patch_chunk(part, offset, shape, bytes, &mut chunk);
             return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
         }
         // A read-modify-write: stored only if no other writer stored the chunk meanwhile
@@ -302,11 +298,42 @@ impl Array {
                 Some(stored) => stored,
                 None => (self.fill_chunk()?, None),
             };
-            copy_box(bytes, &src, &mut chunk, &dst, &part.size, elem);
+            self.patch_chunk(part, offset, shape, bytes, &mut chunk);
             if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), chunk)? {
                 return Ok(());
             }
         }
+    }
+
+    /// Copies what the region (`bytes`, of `shape` at `offset`) holds of `part` into `chunk`, the
+    /// whole decoded chunk; the rest of `chunk` stays as it is.
+    pub(super) fn patch_chunk(&self, part: &Part, offset: &[u64], shape: &[u64], bytes: &[u8], chunk: &mut [u8]) {
+        let chunk_shape = self.chunk_shape();
+        let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
+        let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+        let src = BoxIn { shape, start: &in_region };
+        let dst = BoxIn { shape: chunk_shape, start: &in_chunk };
+        copy_box(bytes, &src, chunk, &dst, &part.size, self.data_type().size());
+    }
+
+    /// `chunk` (the decoded chunk under `key`) encoded for storing, or `None` when it holds only
+    /// the fill value: such a chunk is stored as no value.
+    pub(super) fn encode_unless_fill<'c>(
+        &self,
+        key: &str,
+        chunk: impl Into<std::borrow::Cow<'c, [u8]>>,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let chunk = chunk.into();
+        let only_fill = if self.data_type().is_variable_length() {
+            self.items_are_fill(&chunk, key)?
+        } else {
+            region::is_all(&chunk, self.fill_value().as_le_bytes())
+        };
+        if only_fill {
+            return Ok(None);
+        }
+        let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
+        Ok(Some(encoded))
     }
 
     /// The decoded chunk under `key` for a read-modify-write, and the fingerprint of its stored
@@ -413,17 +440,7 @@ impl Array {
         seen: Option<(u64, Fingerprint)>,
         chunk: Vec<u8>,
     ) -> Result<bool, Error> {
-        let only_fill = if self.data_type().is_variable_length() {
-            self.items_are_fill(&chunk, key)?
-        } else {
-            region::is_all(&chunk, self.fill_value().as_le_bytes())
-        };
-        let encoded = if only_fill {
-            None
-        } else {
-            let encoded = self.chain().encode(chunk).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
-            Some(encoded)
-        };
+        let encoded = self.encode_unless_fill(key, chunk)?;
         if seen.is_none() && self.store.bumps_chunk_versions_at_commit() {
             // A whole-chunk write in a data scope: nothing to check, and the commit bumps the
             // chunk's counter once the value is visible.

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use super::io::Part;
-use super::region::{self, copy_box, offset_in_cell, BoxIn};
+use super::region::{self, BoxIn};
 use super::Array;
 use crate::error::Error;
 use crate::store::StreamScope;
@@ -107,27 +107,22 @@ impl Array {
         bytes: &[u8],
         gathered: &mut Vec<u8>,
     ) -> Result<Encoded, Error> {
-        let elem = self.data_type().size();
         let chunk_shape = self.chunk_shape();
-        let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
-        let src = BoxIn { shape, start: &in_region };
         let key = self.chunk_key(&part.coords);
         if part.size == chunk_shape {
-            region::gather_box_into(bytes, &src, chunk_shape, elem, gathered);
+            let in_region: Vec<u64> = part.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
+            let src = BoxIn { shape, start: &in_region };
+            region::gather_box_into(bytes, &src, chunk_shape, self.data_type().size(), gathered);
         } else {
             let stored = if self.covers(part) { None } else { self.read_chunk(&part.coords)? };
             *gathered = match stored {
                 Some(chunk) => chunk,
                 None => self.fill_chunk()?,
             };
-            let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
-            copy_box(bytes, &src, gathered, &BoxIn { shape: chunk_shape, start: &in_chunk }, &part.size, elem);
+            self.patch_chunk(part, offset, shape, bytes, gathered);
         }
-        if region::is_all(gathered, self.fill_value().as_le_bytes()) {
-            return Ok((key, None));
-        }
-        let encoded = self.chain().encode(&gathered[..]).map_err(|source| Error::Codec { key: key.clone(), source })?;
-        Ok((key, Some(encoded)))
+        let encoded = self.encode_unless_fill(&key, &gathered[..])?;
+        Ok((key, encoded))
     }
 }
 

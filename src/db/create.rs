@@ -22,6 +22,13 @@ use crate::store::{RedbEngine, RedbOptions};
 
 const MARK: &str = ".zarrdb-creating.";
 
+/// A redb database created at `at`, its format marker committed (`display` names it in errors).
+fn open_new(at: &Path, display: &str, options: RedbOptions) -> Result<RedbEngine, Error> {
+    let engine = RedbEngine::open(at, true, options)?;
+    check_format(&engine, display, false)?;
+    Ok(engine)
+}
+
 /// Create the redb database at `path` (where nothing, or an empty file, is), or open the one
 /// another creator put there first. `reopen` opens an existing database at `path`.
 pub(super) fn create_redb(
@@ -38,19 +45,14 @@ pub(super) fn create_redb(
     remove_abandoned(&dir, &name);
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let temp = dir.join(format!(".{name}{MARK}{}.{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    let created = RedbEngine::open(&temp, true, options)
-        .map_err(Error::from)
-        .and_then(|engine| check_format(&engine, &display, false).map(|()| engine));
-    let mut engine = match created {
+    let mut engine = match open_new(&temp, &display, options) {
         Ok(engine) => engine,
         Err(_) => {
             // Whatever kept the temporary file from becoming a database (a folder without write
             // permission, a full disk) keeps the path from it too: creating there directly gives
             // the error under the name the caller knows.
             let _ = std::fs::remove_file(&temp);
-            let engine = RedbEngine::open(path, true, options)?;
-            check_format(&engine, &display, false)?;
-            return Ok(Arc::new(engine));
+            return Ok(Arc::new(open_new(path, &display, options)?));
         }
     };
     // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
