@@ -9,7 +9,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::folder::{Dir, EntryKind, Folder, FolderError};
+use super::folder::{Dir, EntryKind, Folder, FolderError, MAX_DEPTH};
 use super::{
     validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
 };
@@ -91,9 +91,13 @@ impl DirectoryStore {
         self.folder.open_file(key).map_err(folder_err(operation, key))
     }
 
-    /// The keys below `dir` (a folder of the store whose keys start with `rel`).
+    /// The keys below `dir` (a folder of the store whose keys start with `rel`), down to
+    /// [`MAX_DEPTH`] folders below the root: no key lies deeper.
     fn walk(&self, dir: &Dir, out: &mut Vec<String>) -> Result<(), StoreError> {
         let rel = dir.rel();
+        if !rel.is_empty() && rel.split('/').count() > MAX_DEPTH {
+            return Ok(());
+        }
         for entry in self.folder.entries(dir).map_err(folder_err("list", rel))? {
             let Some(name) = entry.name.to_str() else { continue };
             if is_temp(&entry.name) {
@@ -152,16 +156,15 @@ impl ReadableStore for DirectoryStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        let Some(file) = self.open_file("size", key)? else { return Ok(None) };
-        Ok(Some(file.metadata().map_err(io_err("size", key))?.len()))
+        validate_key(key)?;
+        self.folder.file_len(key).map_err(folder_err("size", key))
     }
 }
 
 impl WritableStore for DirectoryStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         validate_key(key)?;
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = format!("{TEMP_PREFIX}{}-{n}", std::process::id());
+        let temp = || format!("{TEMP_PREFIX}{}-{}", std::process::id(), TEMP_COUNTER.fetch_add(1, Ordering::Relaxed));
         self.folder.write_file(key, value, &temp).map_err(folder_err("set", key))
     }
 

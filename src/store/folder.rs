@@ -10,6 +10,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -79,9 +80,20 @@ pub(crate) struct Folder {
     fd: OwnedFd,
 }
 
-const DIR_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+/// Folders on the way are opened as paths only: passing through needs search permission, not read.
+const DIR_FLAGS: OFlags = OFlags::PATH.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+/// A folder opened to list it.
+const LIST_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::CLOEXEC);
 // Non-blocking, so a FIFO in a file's place cannot hang the open; it is then no regular file.
-const FILE_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::CLOEXEC);
+const FILE_FLAGS: OFlags =
+    OFlags::RDONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::NOCTTY).union(OFlags::CLOEXEC);
+
+/// The deepest folder below the root that is walked, as the import's key check allows: deeper
+/// keys are refused, deeper folders are not listed, so no walk recurses without bound.
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// Temporary names tried before a write gives up (each taken name is a leftover of a crash).
+const TEMP_ATTEMPTS: usize = 64;
 
 /// Splits `rel` into its folder and its last name.
 fn split(rel: &str) -> (&str, &str) {
@@ -141,6 +153,10 @@ impl Folder {
     }
 
     fn walk(&self, rel: &str, create: bool) -> Result<Option<Dir>, FolderError> {
+        if rel.split('/').count() > MAX_DEPTH {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "deeper than 256 folders");
+            return Err(FolderError::Io { operation: "resolve", path: self.path(rel), source });
+        }
         let fd = self.fd.try_clone().map_err(|source| FolderError::Io {
             operation: "open",
             path: self.root.clone(),
@@ -188,9 +204,23 @@ impl Folder {
 
     /// Every entry of `dir`, links not followed.
     pub fn entries(&self, dir: &Dir) -> Result<Vec<Entry>, FolderError> {
-        let fail = |e| self.io("list", &dir.rel)(e);
         let mut out = Vec::new();
-        for entry in rustix::fs::Dir::read_from(&dir.fd).map_err(fail)? {
+        self.each_entry(dir, &mut |entry| {
+            out.push(entry);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each entry of `dir` as it is read, until `f` breaks.
+    fn each_entry(
+        &self,
+        dir: &Dir,
+        f: &mut dyn FnMut(Entry) -> Result<ControlFlow<()>, FolderError>,
+    ) -> Result<(), FolderError> {
+        let fail = |e| self.io("list", &dir.rel)(e);
+        let listed = rustix::fs::openat(&dir.fd, ".", LIST_FLAGS, Mode::empty()).map_err(fail)?;
+        for entry in rustix::fs::Dir::new(listed).map_err(fail)? {
             let entry = entry.map_err(fail)?;
             let name = entry.file_name().to_bytes();
             if name == b"." || name == b".." {
@@ -212,9 +242,11 @@ impl Folder {
                 FileType::Symlink => EntryKind::Link,
                 _ => EntryKind::Other,
             };
-            out.push(Entry { name, kind });
+            if f(Entry { name, kind })?.is_break() {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The regular file at `rel` open for reading, or `None` if there is none (missing, a folder,
@@ -233,6 +265,31 @@ impl Folder {
             Err(Errno::LOOP) => self.linked(&rel).map(Some),
             Err(e) if is_missing(e) => Ok(None),
             Err(e) => Err(self.io("open", &rel)(e)),
+        }
+    }
+
+    /// The length of the regular file at `rel`, as [`Folder::open_file`] finds it, without
+    /// opening it (a file without read permission has a length too).
+    pub fn file_len(&self, rel: &str) -> Result<Option<u64>, FolderError> {
+        let (dir_rel, name) = split(rel);
+        let name = self.check_name(rel, name)?;
+        let Some(dir) = self.dir(dir_rel)? else { return Ok(None) };
+        match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => Ok(Some(st.st_size as u64)),
+                FileType::Symlink => {
+                    let file = self.linked(rel)?;
+                    let meta = file.metadata().map_err(|source| FolderError::Io {
+                        operation: "inspect",
+                        path: self.path(rel),
+                        source,
+                    })?;
+                    Ok(Some(meta.len()))
+                }
+                _ => Ok(None),
+            },
+            Err(e) if is_missing(e) => Ok(None),
+            Err(e) => Err(self.io("inspect", rel)(e)),
         }
     }
 
@@ -274,22 +331,32 @@ impl Folder {
         }
     }
 
-    /// Writes `value` to `rel` through a temporary file named `temp` in the same folder, renamed
-    /// into place: a reader sees the old or the new value. A link at `rel` is replaced, never
-    /// written through.
-    pub fn write_file(&self, rel: &str, value: &[u8], temp: &str) -> Result<(), FolderError> {
+    /// Writes `value` to `rel` through a temporary file named by `temp` in the same folder,
+    /// renamed into place: a reader sees the old or the new value. A link at `rel` is replaced,
+    /// never written through. A temporary name already taken (left by a crashed process with the
+    /// same process id) is passed over for the next one `temp` gives.
+    pub fn write_file(&self, rel: &str, value: &[u8], temp: &dyn Fn() -> String) -> Result<(), FolderError> {
         let (dir_rel, name) = split(rel);
         let name = self.check_name(rel, name)?;
         let dir = self.dir_create(dir_rel)?;
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&dir.fd, temp, flags, Mode::from_bits_truncate(0o666))
-            .map_err(self.io("create", &dir.child(temp)))?;
+        let mut attempts = 0;
+        let (temp, fd) = loop {
+            let temp = temp();
+            match rustix::fs::openat(&dir.fd, temp.as_str(), flags, Mode::from_bits_truncate(0o666)) {
+                Ok(fd) => break (temp, fd),
+                Err(Errno::EXIST) if attempts + 1 < TEMP_ATTEMPTS => attempts += 1,
+                Err(e) => return Err(self.io("create", &dir.child(&temp))(e)),
+            }
+        };
         let written = File::from(fd)
             .write_all(value)
-            .map_err(|source| FolderError::Io { operation: "write", path: self.path(&dir.child(temp)), source })
-            .and_then(|()| rustix::fs::renameat(&dir.fd, temp, &dir.fd, name).map_err(self.io("replace", rel)));
+            .map_err(|source| FolderError::Io { operation: "write", path: self.path(&dir.child(&temp)), source })
+            .and_then(|()| {
+                rustix::fs::renameat(&dir.fd, temp.as_str(), &dir.fd, name).map_err(self.io("replace", rel))
+            });
         if written.is_err() {
-            let _ = rustix::fs::unlinkat(&dir.fd, temp, AtFlags::empty());
+            let _ = rustix::fs::unlinkat(&dir.fd, temp.as_str(), AtFlags::empty());
         }
         written
     }
@@ -306,52 +373,59 @@ impl Folder {
         }
     }
 
-    /// Removes the folder at `rel` with everything in it (a link there is removed, not followed);
-    /// `false` if there was nothing.
+    /// Removes the folder at `rel` with everything in it; `false` if there was none. A link there
+    /// is removed, not followed; a file there is no folder and stays.
     pub fn remove_tree(&self, rel: &str) -> Result<bool, FolderError> {
         let (dir_rel, name) = split(rel);
         let name = self.check_name(rel, name)?;
         let Some(dir) = self.dir(dir_rel)? else { return Ok(false) };
-        self.remove_tree_in(&dir, name)
+        match rustix::fs::statat(&dir.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {
+                    self.remove_tree_in(&dir, OsStr::new(name), rel.split('/').count()).map(|()| true)
+                }
+                FileType::Symlink => self.remove_entry(&dir, OsStr::new(name), false).map(|()| true),
+                _ => Ok(false),
+            },
+            Err(e) if is_missing(e) => Ok(false),
+            Err(e) => Err(self.io("inspect", rel)(e)),
+        }
     }
 
-    fn remove_tree_in(&self, dir: &Dir, name: &str) -> Result<bool, FolderError> {
-        let rel = dir.child(name);
-        let inner = match rustix::fs::openat(&dir.fd, name, DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => Dir { fd, rel: rel.clone() },
-            Err(Errno::NOENT) => return Ok(false),
-            // A link or a file: removed itself.
-            Err(e) if e == Errno::NOTDIR || e == Errno::LOOP => {
-                return match rustix::fs::unlinkat(&dir.fd, name, AtFlags::empty()) {
-                    Ok(()) => Ok(true),
-                    Err(e) if is_missing(e) => Ok(false),
-                    Err(e) => Err(self.io("remove", &rel)(e)),
-                };
+    /// Removes the entry `name` of `dir`: a folder (`folder`) or anything else; gone already is fine.
+    fn remove_entry(&self, dir: &Dir, name: &OsStr, folder: bool) -> Result<(), FolderError> {
+        let flags = if folder { AtFlags::REMOVEDIR } else { AtFlags::empty() };
+        match rustix::fs::unlinkat(&dir.fd, name, flags) {
+            Ok(()) => Ok(()),
+            Err(e) if is_missing(e) => Ok(()),
+            Err(e) => {
+                Err(FolderError::Io { operation: "remove", path: self.path(&dir.rel).join(name), source: e.into() })
             }
-            Err(e) => return Err(self.io("open the folder", &rel)(e)),
+        }
+    }
+
+    /// Removes the folder `name` of `dir`, `depth` folders below the root, and everything in it.
+    fn remove_tree_in(&self, dir: &Dir, name: &OsStr, depth: usize) -> Result<(), FolderError> {
+        let path = || self.path(&dir.rel).join(name);
+        if depth > MAX_DEPTH {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "deeper than 256 folders");
+            return Err(FolderError::Io { operation: "remove", path: path(), source });
+        }
+        let inner = match rustix::fs::openat(&dir.fd, name, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => Dir { fd, rel: format!("{}/{}", dir.rel, name.to_string_lossy()) },
+            Err(Errno::NOENT) => return Ok(()),
+            // Replaced by a link or a file since it was listed: removed itself, never followed.
+            Err(e) if e == Errno::NOTDIR || e == Errno::LOOP => return self.remove_entry(dir, name, false),
+            Err(e) => return Err(FolderError::Io { operation: "open the folder", path: path(), source: e.into() }),
         };
         for entry in self.entries(&inner)? {
-            let Some(child) = entry.name.to_str() else {
-                let path = self.path(&rel).join(&entry.name);
-                rustix::fs::unlinkat(&inner.fd, entry.name.as_os_str(), AtFlags::empty())
-                    .map_err(|e| FolderError::Io { operation: "remove", path, source: e.into() })?;
-                continue;
-            };
             if entry.kind == EntryKind::Folder {
-                self.remove_tree_in(&inner, child)?;
+                self.remove_tree_in(&inner, &entry.name, depth + 1)?;
             } else {
-                match rustix::fs::unlinkat(&inner.fd, child, AtFlags::empty()) {
-                    Ok(()) => {}
-                    Err(e) if is_missing(e) => {}
-                    Err(e) => return Err(self.io("remove", &inner.child(child))(e)),
-                }
+                self.remove_entry(&inner, &entry.name, false)?;
             }
         }
-        match rustix::fs::unlinkat(&dir.fd, name, AtFlags::REMOVEDIR) {
-            Ok(()) => Ok(true),
-            Err(e) if is_missing(e) => Ok(true),
-            Err(e) => Err(self.io("remove the folder", &rel)(e)),
-        }
+        self.remove_entry(dir, name, true)
     }
 
     /// Removes the folder at `rel` and then each folder above it, up to (not including) the root,
@@ -368,27 +442,33 @@ impl Folder {
         }
     }
 
-    /// Whether `dir` holds a regular file somewhere below it, not counting names `skip` accepts;
-    /// stops at the first one found.
+    /// Whether `dir` holds a regular file somewhere below it (at most [`MAX_DEPTH`] folders
+    /// down), not counting names `skip` accepts; stops at the first one found, reading no more of
+    /// each folder than it must.
     pub fn holds_a_file(&self, dir: &Dir, skip: &dyn Fn(&OsStr) -> bool) -> Result<bool, FolderError> {
-        for entry in self.entries(dir)? {
-            if skip(&entry.name) {
-                continue;
-            }
-            match entry.kind {
-                EntryKind::File => return Ok(true),
-                EntryKind::Folder => {
-                    let Some(name) = entry.name.to_str() else { continue };
-                    if let Some(inner) = self.subdir(dir, name, false)? {
-                        if self.holds_a_file(&inner, skip)? {
-                            return Ok(true);
-                        }
-                    }
-                }
-                EntryKind::Link | EntryKind::Other => {}
-            }
+        let depth = if dir.rel.is_empty() { 0 } else { dir.rel.split('/').count() };
+        if depth > MAX_DEPTH {
+            return Ok(false);
         }
-        Ok(false)
+        let mut found = false;
+        self.each_entry(dir, &mut |entry| {
+            if skip(&entry.name) {
+                return Ok(ControlFlow::Continue(()));
+            }
+            found = match entry.kind {
+                EntryKind::File => true,
+                EntryKind::Folder => match entry.name.to_str() {
+                    Some(name) => match self.subdir(dir, name, false)? {
+                        Some(inner) => self.holds_a_file(&inner, skip)?,
+                        None => false,
+                    },
+                    None => false,
+                },
+                EntryKind::Link | EntryKind::Other => false,
+            };
+            Ok(if found { ControlFlow::Break(()) } else { ControlFlow::Continue(()) })
+        })?;
+        Ok(found)
     }
 }
 
