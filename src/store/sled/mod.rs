@@ -6,15 +6,16 @@
 //! commit still appears whole to every single read).
 
 mod copy;
+mod pieces;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::kv::{engine_error, refuse_if_read_only, slice_range, KvEngine, KvSnapshot, WriteBatch};
+use super::kv::{engine_error, refuse_if_read_only, KvEngine, KvSnapshot, WriteBatch};
 use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
@@ -31,6 +32,11 @@ const RELOCK_WAIT: Duration = Duration::from_secs(2);
 /// How long closing a database whose writes failed waits for sled (see `Drop`).
 const FAILED_CLOSE_WAIT: Duration = Duration::from_secs(5);
 
+/// A flush still waiting after this long, on a file system with less than [`FULL_BYTES`] free,
+/// is taken for one that a full disk stopped (see [`SledEngine::flush`]).
+const FULL_WAIT: Duration = Duration::from_secs(1);
+const FULL_BYTES: u64 = 1 << 20;
+
 pub(crate) struct SledEngine {
     /// `None` once closed (`Drop`).
     db: Option<sled::Db>,
@@ -42,6 +48,8 @@ pub(crate) struct SledEngine {
     failed: AtomicBool,
     /// A read-only handle's private copy of the folder (`copy.rs`), removed after sled closed.
     copy: Option<copy::Copy>,
+    /// The folder sled works in.
+    folder: PathBuf,
 }
 
 impl SledEngine {
@@ -76,6 +84,7 @@ impl SledEngine {
                         read_only,
                         failed: AtomicBool::new(false),
                         copy,
+                        folder: at.to_path_buf(),
                     })
                 }
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
@@ -119,17 +128,55 @@ impl SledEngine {
         }
         result
     }
+
+    /// sled's flush, bounded. When a write of sled's log fails in one of its I/O threads (a full
+    /// disk), the flush that waits for that write waits for ever: sled never marks the buffer
+    /// stable. So the flush runs on a thread of its own, and the caller watches the folder's file
+    /// system meanwhile: a flush still waiting after [`FULL_WAIT`] with less than [`FULL_BYTES`]
+    /// free is reported as a full disk (`ENOSPC`), and its thread is left behind.
+    fn flush(&self) -> Result<(), StoreError> {
+        let db = self.db().clone();
+        let (done, flushed) = mpsc::channel();
+        let flusher = std::thread::Builder::new().name("zarrdb-sled-flush".into()).spawn(move || {
+            let flushed = db.flush();
+            // Before answering: a close that follows must find no handle of sled left open here.
+            drop(db);
+            let _ = done.send(flushed);
+        });
+        if flusher.is_err() {
+            // No thread to spare: flush here, unbounded, as sled itself would.
+            return self.db().flush().map(drop).map_err(engine_error(NAME, "flush", ""));
+        }
+        let start = Instant::now();
+        loop {
+            match flushed.recv_timeout(Duration::from_millis(100)) {
+                Ok(result) => return result.map(drop).map_err(engine_error(NAME, "flush", "")),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let source = std::io::Error::other("sled's flush thread ended without an answer");
+                    return Err(engine_error(NAME, "flush", "")(source));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) if start.elapsed() >= FULL_WAIT => {
+                    if fs2::available_space(&self.folder).is_ok_and(|free| free < FULL_BYTES) {
+                        let source = std::io::Error::from_raw_os_error(libc::ENOSPC);
+                        return Err(engine_error(NAME, "flush", "")(source));
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
 }
 
 impl Drop for SledEngine {
     fn drop(&mut self) {
+        // Fast-mode commits since the last flush; an error here has no caller to go to. A
+        // read-only handle committed nothing.
+        if self.db.is_some() && !self.read_only && !self.failed.load(Ordering::Acquire) {
+            let flushed = self.flush();
+            let _ = self.noting(flushed);
+        }
         let Some(db) = self.db.take() else { return };
         if !self.failed.load(Ordering::Acquire) {
-            // Fast-mode commits since the last flush; an error here has no caller to go to. A
-            // read-only handle committed nothing.
-            if !self.read_only {
-                let _ = db.flush();
-            }
             // Closed before its copy goes (read-only handles).
             drop(db);
             drop(self.copy.take());
@@ -177,16 +224,16 @@ impl KvEngine for SledEngine {
                 ops.remove(key);
             }
         }
-        for (key, value) in batch.puts {
-            match value {
-                Some(v) => ops.insert(key.as_bytes(), v),
-                None => ops.remove(key.as_bytes()),
-            }
+        for (key, value) in &batch.puts {
+            // sled hands a failed write of its log to the next operation, a read included.
+            let staged = pieces::stage(db, &mut ops, key, value.as_deref());
+            self.noting(staged)?;
         }
         self.noting(db.apply_batch(ops).map_err(engine_error(NAME, "commit", "")))?;
         let mut last_flush = self.last_flush.lock();
         if durable || last_flush.elapsed() >= FAST_FLUSH_INTERVAL {
-            self.noting(db.flush().map_err(engine_error(NAME, "flush", "")))?;
+            let flushed = self.flush();
+            self.noting(flushed)?;
             *last_flush = Instant::now();
         }
         Ok(())
@@ -202,13 +249,7 @@ struct SledView {
     tree: sled::Tree,
 }
 
-impl SledView {
-    fn value(&self, key: &str) -> Result<Option<sled::IVec>, StoreError> {
-        self.tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))
-    }
-}
-
-fn utf8_key(key: sled::IVec) -> Result<String, StoreError> {
+fn utf8_key(key: &[u8]) -> Result<String, StoreError> {
     String::from_utf8(key.to_vec()).map_err(|e| StoreError::Engine {
         backend: NAME,
         operation: "list",
@@ -217,35 +258,54 @@ fn utf8_key(key: sled::IVec) -> Result<String, StoreError> {
     })
 }
 
+/// The whole range of a value of `len` bytes.
+fn whole(len: u64) -> Result<std::ops::Range<usize>, StoreError> {
+    Ok(0..len as usize)
+}
+
 impl KvSnapshot for SledView {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.value(key)?.map(|v| v.to_vec()))
+        pieces::read(&self.tree, key, whole)
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.value(key)?.map(|v| slice_range(key, &v, range)).transpose()
+        pieces::read(&self.tree, key, |len| {
+            range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
+                key: key.to_owned(),
+                range: range.describe(),
+                len,
+            })
+        })
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        Ok(self.value(key)?.map(|v| v.len() as u64))
+        pieces::size(&self.tree, key)
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
-        match self.tree.range(from.as_bytes()..).keys().next() {
-            Some(key) => {
-                let key = utf8_key(key.map_err(engine_error(NAME, "list", from))?)?;
-                Ok(key.starts_with(within).then_some(key))
+        for raw in self.tree.range(from.as_bytes()..).keys() {
+            let raw = raw.map_err(engine_error(NAME, "list", from))?;
+            // Pieces of a value sort just after its head: passed over. So is the head of a value
+            // under `from` less its final NUL (a seek for the key after that one).
+            let Some(listed) = pieces::listed(&raw) else { continue };
+            let key = utf8_key(listed)?;
+            if key.as_str() < from {
+                continue;
             }
-            None => Ok(None),
+            return Ok(key.starts_with(within).then_some(key));
         }
+        Ok(None)
     }
 
     fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        self.tree
-            .scan_prefix(prefix.as_bytes())
-            .keys()
-            .map(|k| utf8_key(k.map_err(engine_error(NAME, "list", prefix))?))
-            .collect()
+        let mut out = Vec::new();
+        for raw in self.tree.scan_prefix(prefix.as_bytes()).keys() {
+            let raw = raw.map_err(engine_error(NAME, "list", prefix))?;
+            if let Some(listed) = pieces::listed(&raw) {
+                out.push(utf8_key(listed)?);
+            }
+        }
+        Ok(out)
     }
 }
 
