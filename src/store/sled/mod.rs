@@ -5,6 +5,7 @@
 //! long-lived snapshots: reads see the live tree, so a long read can see later commits (each
 //! commit still appears whole to every single read).
 
+mod anchor;
 mod copy;
 mod pieces;
 
@@ -50,6 +51,9 @@ pub(crate) struct SledEngine {
     copy: Option<copy::Copy>,
     /// The folder sled works in.
     folder: PathBuf,
+    /// The commits the database holds (`anchor.rs`); held through each commit, which keeps
+    /// commits in order.
+    commits: Mutex<u64>,
 }
 
 impl SledEngine {
@@ -78,14 +82,16 @@ impl SledEngine {
         loop {
             match sled::Config::new().path(at).flush_every_ms(None).open().map_err(|e| open_error(shown, e)) {
                 Ok(db) => {
+                    let commits = check_commits(&db, at, shown)?;
                     return Ok(SledEngine {
+                        commits: Mutex::new(commits),
                         db: Some(db),
                         last_flush: Mutex::new(Instant::now()),
                         read_only,
                         failed: AtomicBool::new(false),
                         copy,
                         folder: at.to_path_buf(),
-                    })
+                    });
                 }
                 Err(OpenError::Locked { .. }) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(20))
@@ -96,6 +102,24 @@ impl SledEngine {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+/// The commits `db` holds, checked against the count last recorded beside it (`anchor.rs`):
+/// fewer means sled's recovery stopped at damage in its log and left later durable commits out.
+fn check_commits(db: &sled::Db, at: &Path, shown: &Path) -> Result<u64, OpenError> {
+    let damaged =
+        |what: String| OpenError::Corrupted { path: shown.display().to_string(), backend: NAME, source: what.into() };
+    let held = match db.get(anchor::COUNT_KEY).map_err(|e| open_error(shown, e))? {
+        Some(value) => anchor::parse_count(&value).ok_or_else(|| damaged("its commit count is damaged".into()))?,
+        None => 0,
+    };
+    match anchor::read(at).map_err(|what| damaged(what.into()))? {
+        Some(recorded) if recorded > held => Err(damaged(format!(
+            "its log holds {held} commits but {recorded} had reached the disk: sled's recovery stopped at damage in \
+             its log and left the later commits out"
+        ))),
+        _ => Ok(held),
     }
 }
 
@@ -127,6 +151,12 @@ impl SledEngine {
             self.failed.store(true, Ordering::Release);
         }
         result
+    }
+
+    /// Records that `commits` commits reached the disk (`anchor.rs`). A failure only leaves the
+    /// record behind, which can never make a sound database look damaged.
+    fn record(&self, commits: u64) {
+        let _ = anchor::write(&self.folder, commits);
     }
 
     /// sled's flush, bounded. When a write of sled's log fails in one of its I/O threads (a full
@@ -172,8 +202,11 @@ impl Drop for SledEngine {
         // Fast-mode commits since the last flush; an error here has no caller to go to. A
         // read-only handle committed nothing.
         if self.db.is_some() && !self.read_only && !self.failed.load(Ordering::Acquire) {
+            let commits = *self.commits.lock();
             let flushed = self.flush();
-            let _ = self.noting(flushed);
+            if self.noting(flushed).is_ok() {
+                self.record(commits);
+            }
         }
         let Some(db) = self.db.take() else { return };
         if !self.failed.load(Ordering::Acquire) {
@@ -216,6 +249,7 @@ impl KvEngine for SledEngine {
             });
         }
         let db = self.db();
+        let mut commits = self.commits.lock();
         let mut ops = sled::Batch::default();
         for prefix in &batch.erased_prefixes {
             for key in db.scan_prefix(prefix.as_bytes()).keys() {
@@ -229,12 +263,16 @@ impl KvEngine for SledEngine {
             let staged = pieces::stage(db, &mut ops, key, value.as_deref());
             self.noting(staged)?;
         }
+        // After the erased prefixes, which may cover it (sled keeps the last op per key).
+        ops.insert(anchor::COUNT_KEY, &(*commits + 1).to_le_bytes()[..]);
         self.noting(db.apply_batch(ops).map_err(engine_error(NAME, "commit", "")))?;
+        *commits += 1;
         let mut last_flush = self.last_flush.lock();
         if durable || last_flush.elapsed() >= FAST_FLUSH_INTERVAL {
             let flushed = self.flush();
             self.noting(flushed)?;
             *last_flush = Instant::now();
+            self.record(*commits);
         }
         Ok(())
     }
