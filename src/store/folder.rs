@@ -92,6 +92,9 @@ const FILE_FLAGS: OFlags =
 /// keys are refused, deeper folders are not listed, so no walk recurses without bound.
 pub(crate) const MAX_DEPTH: usize = 256;
 
+/// Links followed from a key's file to a regular file, at most.
+const MAX_LINK_HOPS: usize = 8;
+
 /// Temporary names tried before a write gives up (each taken name is a leftover of a crash).
 const TEMP_ATTEMPTS: usize = 64;
 
@@ -295,40 +298,74 @@ impl Folder {
 
     /// The target of the link at `rel`, when it is a regular file inside the root.
     fn linked(&self, rel: &str) -> Result<File, FolderError> {
+        self.linked_within(rel, MAX_LINK_HOPS)
+    }
+
+    /// [`Folder::linked`], following at most `hops` links. The link's text is resolved by name
+    /// inside the root, never by the file system outside it: a target outside is refused without
+    /// being looked at, so a refusal tells nothing about what exists there.
+    fn linked_within(&self, rel: &str, hops: usize) -> Result<File, FolderError> {
         let path = self.path(rel);
         let refuse = |reason| FolderError::Link { path: path.clone(), reason };
-        let target = path.canonicalize().map_err(|_| refuse("whose target does not exist"))?;
-        let Ok(inside) = target.strip_prefix(&self.canonical) else {
+        if hops == 0 {
+            return Err(refuse("in a chain of more than 8 links"));
+        }
+        let changed = "whose target changed while it was opened";
+        let (dir_rel, name) = split(rel);
+        let Some(dir) = self.dir(dir_rel)? else { return Err(refuse(changed)) };
+        let text = match rustix::fs::readlinkat(&dir.fd, name, Vec::new()) {
+            Ok(text) => text,
+            // No longer a link (EINVAL) or gone.
+            Err(e) if e == Errno::INVAL || is_missing(e) => return Err(refuse(changed)),
+            Err(e) => return Err(self.io("read the link", rel)(e)),
+        };
+        let Some(inside) = self.resolve_inside(dir_rel, Path::new(OsStr::from_bytes(text.as_bytes()))) else {
             return Err(refuse("pointing outside the folder"));
         };
-        let Some(inside) = inside.to_str().filter(|s| !s.is_empty()) else {
-            return Err(refuse("pointing outside the folder"));
-        };
-        // The target's path holds no link now; opened name by name, it is refused if a link
-        // appeared on it since.
-        let (dir_rel, name) = split(inside);
-        let dir = match self.dir(dir_rel) {
-            Ok(Some(dir)) => dir,
-            Ok(None) | Err(FolderError::Link { .. }) => return Err(refuse("whose target changed while it was opened")),
+        let (target_dir, target_name) = split(&inside);
+        let target_dir = match self.dir(target_dir) {
+            Ok(Some(target_dir)) => target_dir,
+            Ok(None) => return Err(refuse("whose target does not exist")),
+            Err(FolderError::Link { .. }) => return Err(refuse("through a linked folder")),
             Err(e) => return Err(e),
         };
-        match rustix::fs::openat(&dir.fd, name, FILE_FLAGS, Mode::empty()) {
-            Ok(fd) => {
-                let file = File::from(fd);
-                let meta = file.metadata().map_err(|source| FolderError::Io {
-                    operation: "inspect",
-                    path: target.clone(),
-                    source,
-                })?;
-                if meta.is_file() {
-                    Ok(file)
-                } else {
-                    Err(refuse("to a folder"))
-                }
-            }
-            Err(e) if is_missing(e) || e == Errno::LOOP => Err(refuse("whose target changed while it was opened")),
-            Err(e) => Err(FolderError::Io { operation: "open", path: target, source: e.into() }),
+        match rustix::fs::openat(&target_dir.fd, target_name, FILE_FLAGS, Mode::empty()) {
+            Ok(fd) => match regular(File::from(fd), || self.path(&inside))? {
+                Some(file) => Ok(file),
+                None => Err(refuse("to something other than a file")),
+            },
+            Err(Errno::LOOP) => self.linked_within(&inside, hops - 1),
+            Err(e) if is_missing(e) => Err(refuse("whose target does not exist")),
+            Err(e) => Err(self.io("open", &inside)(e)),
         }
+    }
+
+    /// The path below the root that a link in the folder `dir_rel` names with `target`, resolved
+    /// by name (`..` climbs to the folder above, as it does where no folder is a link); `None`
+    /// if it leaves the root, is the root itself or is no UTF-8 path.
+    fn resolve_inside(&self, dir_rel: &str, target: &Path) -> Option<String> {
+        use std::path::Component;
+        if target.is_absolute() {
+            let normal = normalize(target)?;
+            let below = [self.canonical.as_path(), self.root.as_path()]
+                .into_iter()
+                .filter(|root| root.is_absolute())
+                .find_map(|root| normal.strip_prefix(normalize(root)?).ok().map(Path::to_path_buf))?;
+            return below.to_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        }
+        let mut names: Vec<&str> = Vec::new();
+        names.extend(dir_rel.split('/').filter(|name| !name.is_empty()));
+        for component in target.components() {
+            match component {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    names.pop()?;
+                }
+                Component::Normal(name) => names.push(name.to_str()?),
+                Component::RootDir | Component::Prefix(_) => return None,
+            }
+        }
+        (!names.is_empty()).then(|| names.join("/"))
     }
 
     /// Writes `value` to `rel` through a temporary file named by `temp` in the same folder,
@@ -470,6 +507,24 @@ impl Folder {
         })?;
         Ok(found)
     }
+}
+
+/// `path` (absolute) with `.` and `..` resolved by name; `None` if `..` climbs above `/`.
+fn normalize(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 /// `file` if it is a regular file, else `None`.
