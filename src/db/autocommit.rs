@@ -128,7 +128,7 @@ impl Store for AutoCommitStore {
     }
 
     fn begin_stream(&self, expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, Error> {
-        Ok(Some(Box::new(super::bulk::BulkWrite::begin(&self.db, expected_bytes)?)))
+        Ok(Some(Box::new(super::bulk::BulkWrite::begin(&self.db, expected_bytes, false)?)))
     }
 
     fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, Error> {

@@ -25,6 +25,9 @@ pub(crate) struct BulkWrite {
     bytes: u64,
     /// The database's path, to tell a full disk (`disk_full.rs`).
     path: PathBuf,
+    /// Commit durably whatever the database's mode (an import), or as the mode says (a streamed
+    /// region write, which stands for the commits its chunks would otherwise have made).
+    durable: bool,
     _writer: WriterGuard,
 }
 
@@ -32,12 +35,13 @@ impl Database {
     /// Begin a bulk write of about `expected_bytes`; waits for the current writer like
     /// [`Database::begin_write`].
     pub(crate) fn begin_bulk(&self, expected_bytes: u64) -> Result<BulkWrite, Error> {
-        BulkWrite::begin(&self.shared, expected_bytes)
+        BulkWrite::begin(&self.shared, expected_bytes, true)
     }
 }
 
 impl BulkWrite {
-    pub(super) fn begin(shared: &Arc<DbShared>, expected_bytes: u64) -> Result<BulkWrite, Error> {
+    /// Begin a bulk write; `durable` forces a durable commit in a fast-mode database.
+    pub(super) fn begin(shared: &Arc<DbShared>, expected_bytes: u64, durable: bool) -> Result<BulkWrite, Error> {
         shared.would_deadlock()?;
         let writer = WriterGuard::acquire(shared.clone())?;
         // The engine's writer before the snapshot, so the snapshot is the latest commit of any
@@ -50,6 +54,7 @@ impl BulkWrite {
             written: chunk_sync::Touched::new(),
             bytes: 0,
             path: shared.path.clone(),
+            durable: durable || shared.durable,
             _writer: writer,
         })
     }
@@ -80,13 +85,13 @@ impl BulkWrite {
         bulk.erase(key).map_err(|e| disk_full::classify(e.into(), &self.path, 0))
     }
 
-    /// Commit everything durably.
+    /// Commit everything, durably unless the bulk write follows a fast-mode database.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
         // Before the commit: an LMDB snapshot would keep the pages this commit frees in use.
         self.snapshot.take();
         let bulk = self.bulk.take().expect("the engine transaction lives until commit");
         // The commit writes what the engine still holds of the transaction: at most all of it.
-        bulk.commit().map_err(|e| disk_full::classify(e.into(), &self.path, self.bytes))?;
+        bulk.commit(self.durable).map_err(|e| disk_full::classify(e.into(), &self.path, self.bytes))?;
         // A read-modify-write that read one of these keys before (only possible for keys that
         // existed, i.e. a root document replaced) must find its version changed.
         self.written.bump();

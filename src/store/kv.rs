@@ -91,9 +91,9 @@ pub(crate) trait KvBulk {
     /// Erase `key` in the transaction (nothing happens when it is absent).
     fn erase(&mut self, key: &str) -> Result<(), StoreError>;
 
-    /// Commit durably: an import is one large, rare commit, so it pays one fsync whatever the
-    /// database's durability mode.
-    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+    /// Commit; `durable` as for [`KvEngine::commit`] (an import always asks for it: one large,
+    /// rare commit pays one fsync whatever the database's mode).
+    fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError>;
 }
 
 /// [`KvEngine::bulk`] for engines that only commit whole batches.
@@ -115,8 +115,8 @@ impl<E: KvEngine + ?Sized> KvBulk for BufferedBulk<E> {
         Ok(())
     }
 
-    fn commit(self: Box<Self>) -> Result<(), StoreError> {
-        self.engine.commit(self.batch, true)
+    fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
+        self.engine.commit(self.batch, durable)
     }
 }
 

@@ -2,6 +2,7 @@
 //! Figures are medians of `--runs` runs; `--json` prints the figure names BENCHMARKS.md defines.
 
 mod append_rows;
+mod band_writes;
 mod concurrent_unaligned;
 mod counting;
 pub(crate) mod data;
@@ -21,8 +22,15 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 6] =
-    ["sharded_partial", "list_children", "append_rows", "concurrent_unaligned", "group_commit", "import_export"];
+const ENGINE_WORKLOADS: [&str; 7] = [
+    "sharded_partial",
+    "list_children",
+    "append_rows",
+    "band_writes",
+    "concurrent_unaligned",
+    "group_commit",
+    "import_export",
+];
 
 /// Options of `zarrdb bench`.
 pub(crate) struct Options {
@@ -102,6 +110,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                     continue;
                 }
                 "append_rows" => append_rows::run(target, opts.runs.max(1))?,
+                "band_writes" => band_writes::run(target, opts.runs.max(1))?,
                 "concurrent_unaligned" => concurrent_unaligned::run(target, opts.runs.max(1))?,
                 "group_commit" => group_commit::run(target, opts.runs.max(1))?,
                 "import_export" => import_export::run(target, opts.runs.max(1))?,
@@ -141,6 +150,13 @@ fn print_figure(f: &Value) {
             f["fsync_per_s"],
             f["ratio_to_fsync"],
             f["appends"],
+            f["durability"].as_str().unwrap_or(""),
+        ),
+        "band_writes" => println!(
+            "band_writes     {backend:<10} {} bands: write {} MB/s, write and close {} MB/s (commits: {})",
+            f["bands"],
+            f["write_MBps"],
+            f["write_and_close_MBps"],
             f["durability"].as_str().unwrap_or(""),
         ),
         "group_commit" => println!(

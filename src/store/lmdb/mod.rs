@@ -429,14 +429,14 @@ impl KvBulk for LmdbBulk {
         engine.mapping.check(NAME, "erase", key)
     }
 
-    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+    fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
         let LmdbBulk { txn, _remap, engine } = *self;
-        // Fast mode leaves the meta page unsynced (`MDB_NOMETASYNC`); a bulk commit (an import, a
-        // streamed region write) is durable whatever the mode, so it syncs the file itself.
+        // Fast mode leaves the meta page unsynced (`MDB_NOMETASYNC`); a durable bulk commit in a
+        // fast-mode database (an import) syncs the file itself.
         let result = engine
             .refuse_if_faulted()
             .and_then(|()| txn.commit())
-            .and_then(|()| if engine.durable { Ok(()) } else { engine.env.force_sync() })
+            .and_then(|()| if engine.durable || !durable { Ok(()) } else { engine.env.force_sync() })
             .map_err(|e| engine.write_error("commit", "", e));
         drop(_remap);
         drop(engine);

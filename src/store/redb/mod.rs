@@ -111,6 +111,22 @@ impl RedbEngine {
         refuse_if_read_only(self.read_only, operation)
     }
 
+    /// Whether a commit asked to be `durable` must sync: always in multi-writer mode (another
+    /// process sees only what reached the file), and in fast mode once the last durable commit is
+    /// older than [`FAST_SYNC_INTERVAL`]. `last_sync` is held through the commit.
+    fn durable_now(&self, durable: bool, last_sync: &Instant) -> bool {
+        durable || self.multi_writer || last_sync.elapsed() >= FAST_SYNC_INTERVAL
+    }
+
+    /// Record a commit made with `durable`.
+    fn note_commit(&self, durable: bool, last_sync: &mut Instant) {
+        // A durable commit makes every earlier fast one durable too.
+        self.unsynced.store(!durable, Ordering::Release);
+        if durable {
+            *last_sync = Instant::now();
+        }
+    }
+
     fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
         let txn = self.begin_write()?;
         self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable)))
@@ -247,13 +263,9 @@ impl KvEngine for RedbEngine {
         self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut last_sync = self.last_sync.lock();
-        // Another process sees only what reached the file, so multi-writer commits are durable.
-        let durable = durable || self.multi_writer || last_sync.elapsed() >= FAST_SYNC_INTERVAL;
+        let durable = self.durable_now(durable, &last_sync);
         self.apply(&batch, durable)?;
-        self.unsynced.store(!durable, Ordering::Release);
-        if durable {
-            *last_sync = Instant::now();
-        }
+        self.note_commit(durable, &mut last_sync);
         Ok(())
     }
 
@@ -310,13 +322,12 @@ impl KvBulk for RedbBulk {
         }))
     }
 
-    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+    fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
         let RedbBulk { txn, engine } = *self;
         let mut last_sync = engine.last_sync.lock();
-        engine.db.note(unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), true)))?;
-        // The durable commit made every earlier fast one durable too.
-        engine.unsynced.store(false, Ordering::Release);
-        *last_sync = Instant::now();
+        let durable = engine.durable_now(durable, &last_sync);
+        engine.db.note(unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), durable)))?;
+        engine.note_commit(durable, &mut last_sync);
         Ok(())
     }
 }
