@@ -49,9 +49,13 @@ STORES = {
     "zarrdb_fast": 'ZarrdbStore(path, durability="fast"): single-process, fast commits',
     "zarrdb_cache1g": "ZarrdbStore(path, cache_size=1 GiB): the default with redb's own cache size",
     "zarrdb_pipeline": "ZarrdbStore(path) with zarr's codec_pipeline.path set to zarrdb.CodecPipeline",
+    "zarrdb_pipeline_fast": 'ZarrdbStore(path, durability="fast") with zarrdb.CodecPipeline',
+    "zarrdb_pipeline_cache1g": "ZarrdbStore(path, cache_size=1 GiB) with zarrdb.CodecPipeline",
     "local_sync": "LocalStore(dir), then fsync of every file and folder written (timed)",
     "local": "LocalStore(dir), no sync",
     "memory": "MemoryStore(): zarr-python's own cost, write and read in one process",
+    "disk_sync": "no Zarr: the array's raw bytes written to one file and fsynced, the disk's own floor"
+    " for making that many bytes durable (read: the file read back)",
 }
 
 # Every child process is bounded; a full-size run takes seconds, a stuck one is a failure.
@@ -66,13 +70,13 @@ def _open_store(kind: str, path: Path, read_only: bool) -> Any:
         import zarrdb
 
         options: dict[str, Any] = {"read_only": read_only}
-        if kind == "zarrdb_fast":
+        if kind in ("zarrdb_fast", "zarrdb_pipeline_fast"):
             options["durability"] = "fast"
         if kind == "zarrdb_single":
             options["multi_process"] = False
-        if kind == "zarrdb_cache1g":
+        if kind in ("zarrdb_cache1g", "zarrdb_pipeline_cache1g"):
             options["cache_size"] = 1 << 30
-        if kind == "zarrdb_pipeline":
+        if kind.startswith("zarrdb_pipeline"):
             import zarr
 
             # Set before the array opens: zarr-python picks an array's pipeline when it opens it.
@@ -149,6 +153,19 @@ def child(args: argparse.Namespace) -> dict[str, float]:
         read = time.perf_counter()
         _check_read(got, data)
         return {"write_s": written - start, "read_s": read - written}
+    if args.store == "disk_sync":
+        raw = path / "data.bin"
+        start = time.perf_counter()
+        if args.phase == "write":
+            with open(raw, "wb") as f:
+                f.write(memoryview(data).cast("B"))
+                f.flush()
+                os.fsync(f.fileno())
+            return {"write_s": time.perf_counter() - start}
+        got = np.fromfile(raw, dtype=data.dtype).reshape(data.shape)
+        elapsed = time.perf_counter() - start
+        _check_read(got, data)
+        return {"read_s": elapsed}
     if args.phase == "write":
         start = time.perf_counter()
         store = _open_store(args.store, path, read_only=False)
