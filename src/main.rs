@@ -1,4 +1,5 @@
-//! The `zarrdb` command line: see `zarrdb --help` and DESIGN.md §11.
+//! The `zarrdb` command line: see `zarrdb --help` and docs/cli.md. Built with the `cli` feature
+//! (on by default), which brings its argument parser, progress bars and allocator.
 
 mod cli;
 
