@@ -1,10 +1,13 @@
 //! zarrdb: an embedded, transactional Zarr v3 storage engine.
 //!
-//! A whole Zarr hierarchy (groups, arrays, chunks) lives in one store: today a folder in the
-//! File System Store layout or memory; embedded databases follow. The layers, from the top:
-//! hierarchy ([`Group`], [`Node`]) -> array ([`Array`]: regions, chunks) -> codec (the chain of
-//! `zarr.json`) -> metadata ([`ArrayMetadata`], [`GroupMetadata`]) -> store ([`Store`] and its
-//! backends). `docs/architecture.md` describes how a region write flows through them.
+//! A whole Zarr hierarchy (groups, arrays, chunks) lives in one store: an embedded database
+//! ([`Database`]: redb, LMDB or sled, with transactions across arrays), a folder in the File
+//! System Store layout ([`DirectoryStore`]), a zip archive ([`ZipStore`], read-only) or memory.
+//! The layers, from the top: transfer (import and export) -> hierarchy ([`Group`], [`Node`]) ->
+//! array ([`Array`]: regions, chunks) -> db (transactions, snapshots) -> codec (the chain of
+//! `zarr.json`) -> store ([`Store`] and its backends) -> metadata ([`ArrayMetadata`],
+//! [`GroupMetadata`]) -> key ([`NodePath`], key rules) -> error. `docs/architecture.md` describes
+//! them and how a region write flows through them.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -28,6 +31,7 @@ mod error;
 #[cfg(test)]
 mod fault_model;
 mod hierarchy;
+mod key;
 mod metadata;
 mod store;
 mod transfer;

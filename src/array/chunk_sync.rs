@@ -8,26 +8,19 @@
 //! same chunk and wait for the lock it holds itself (the deadlock that made zarrs remove its
 //! chunk locks).
 //!
-//! So writes are optimistic. Each chunk key hashes to one of [`STRIPES`] version counters. A
-//! writer notes the counter before reading the chunk, and stores only if the counter is still
-//! the same, bumping it, under the stripe's mutex; otherwise it reads the chunk again and retries.
+//! So writes are optimistic. Each chunk key hashes to one of the version counters of
+//! `store/chunk_versions.rs`. A writer notes the counter before reading the chunk, and stores only
+//! if the counter is still the same, bumping it, under the stripe's mutex; otherwise it reads the
+//! chunk again and retries.
 //! The mutex is held only around the store call, which neither takes another stripe nor runs pool
 //! work, so no cycle of waits can form. A retry means another write of the stripe succeeded, so
 //! the writers as a whole always progress. Chunks that share a stripe (or the same key in two
 //! stores) cause a needless retry now and then, never a lost update.
 
-use std::hash::{Hash, Hasher};
-
-use parking_lot::Mutex;
-
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, StoreError};
-
-/// Version counters: enough that eight writers on distinct chunks rarely share one.
-const STRIPES: usize = 4096;
-
-static VERSIONS: [Mutex<u64>; STRIPES] = [const { Mutex::new(0) }; STRIPES];
+use crate::store::chunk_versions::{self, STRIPES};
 
 /// How an array handle protects its read-modify-writes of chunks against other writers.
 ///
@@ -87,7 +80,7 @@ impl Synchronizer {
 pub(crate) fn seen(sync: &Synchronizer, key: &str) -> Option<u64> {
     match sync {
         Synchronizer::None => None,
-        _ => Some(*VERSIONS[stripe(key)].lock()),
+        _ => Some(chunk_versions::current(key)),
     }
 }
 
@@ -108,7 +101,7 @@ pub(crate) fn store_if_unchanged(
         store()?;
         return Ok(true);
     }
-    let mut version = VERSIONS[stripe(key)].lock();
+    let mut version = chunk_versions::lock(key);
     if seen.is_some_and(|v| v != *version) {
         return Ok(false);
     }
@@ -135,64 +128,4 @@ fn lock_file(folder: &Path, key: &str) -> Result<std::fs::File, Error> {
     let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(io)?;
     fs2::FileExt::lock_exclusive(&file).map_err(io)?;
     Ok(file)
-}
-
-/// What a key held when it was read: `None` when absent, else the value's length and a 64-bit
-/// hash of it, to compare with what it holds later in the same process.
-pub(crate) type Fingerprint = Option<(u64, u64)>;
-
-/// The fingerprint of a stored value.
-pub(crate) fn fingerprint(value: Option<&[u8]>) -> Fingerprint {
-    value.map(|v| {
-        let mut hasher = std::hash::DefaultHasher::new();
-        v.hash(&mut hasher);
-        (v.len() as u64, hasher.finish())
-    })
-}
-
-/// The current version of chunk `key`'s stripe, for a commit that validates versions seen earlier.
-pub(crate) fn current(key: &str) -> u64 {
-    *VERSIONS[stripe(key)].lock()
-}
-
-/// Bump the versions of `keys` once their new values are visible to readers: a database commit
-/// calls this after the engine applied its batch, so that read-modify-writes which read the old
-/// values fail their validation and retry.
-pub(crate) fn bump<'a>(keys: impl IntoIterator<Item = &'a str>) {
-    for key in keys {
-        bump_stripe(stripe(key));
-    }
-}
-
-fn bump_stripe(stripe: usize) {
-    let mut version = VERSIONS[stripe].lock();
-    *version = version.wrapping_add(1);
-}
-
-/// The version stripes a bulk write touched, in constant memory whatever the number of keys.
-pub(crate) struct Touched(Vec<bool>);
-
-impl Touched {
-    pub(crate) fn new() -> Touched {
-        Touched(vec![false; STRIPES])
-    }
-
-    /// Note that `key` is written.
-    pub(crate) fn note(&mut self, key: &str) {
-        self.0[stripe(key)] = true;
-    }
-
-    /// Bump every stripe noted, once the writes are visible (as [`bump`] does per key).
-    pub(crate) fn bump(self) {
-        for (stripe, _) in self.0.iter().enumerate().filter(|(_, touched)| **touched) {
-            bump_stripe(stripe);
-        }
-    }
-}
-
-fn stripe(key: &str) -> usize {
-    // Fixed keys: the same chunk key maps to the same stripe in every thread.
-    let mut hasher = std::hash::DefaultHasher::new();
-    key.hash(&mut hasher);
-    (hasher.finish() % STRIPES as u64) as usize
 }

@@ -6,11 +6,12 @@
 
 use rayon::prelude::*;
 
-use super::chunk_sync::{self, fingerprint, Fingerprint};
-use super::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, intersect, offset_in_cell, BoxIn};
+use super::chunk_sync;
 use super::{Array, Element, Synchronizer};
+use crate::codec::region::{self, chunk_ranges, copy_box, fill_box, for_each_index, intersect, offset_in_cell, BoxIn};
 use crate::codec::Partial;
 use crate::error::{ArrayError, Error};
+use crate::store::chunk_versions::{fingerprint, Fingerprint};
 use crate::store::ByteRange;
 
 /// Chunks decoded per parallel batch on reads: bounds the decoded chunks held at once (beyond the

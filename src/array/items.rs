@@ -9,8 +9,8 @@
 
 use std::borrow::Cow;
 
-use super::region::{self, offset_in_cell, BoxIn};
 use super::{chunk_sync, Array};
+use crate::codec::region::{self, offset_in_cell, BoxIn};
 use crate::codec::vlen;
 use crate::error::{ArrayError, Error};
 use crate::metadata::{fill_value::utf32_to_string_checked, DataType};

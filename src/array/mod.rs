@@ -1,11 +1,10 @@
 //! Array handles: metadata, chunk keys and region I/O.
 
 mod check;
-pub(crate) mod chunk_sync;
+mod chunk_sync;
 mod element;
 mod io;
 mod items;
-pub(crate) mod region;
 mod resize;
 mod stream;
 
@@ -20,7 +19,7 @@ pub use items::Item;
 
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::Error;
-use crate::hierarchy::NodePath;
+use crate::key::path::NodePath;
 use crate::metadata::{ArrayMetadata, DataType, FillValue};
 use crate::store::Store;
 
@@ -58,19 +57,6 @@ impl Array {
         let chain = codec_chain(&metadata).map_err(|source| Error::Codec { key: path.metadata_key(), source })?;
         let prefix = path.key_prefix();
         Ok(Array { store, path, metadata, chain: Arc::new(chain), prefix, synchronizer: Arc::default() })
-    }
-
-    /// Open the array at `path`.
-    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
-        match crate::hierarchy::Node::open(store, path)? {
-            crate::hierarchy::Node::Array(a) => Ok(a),
-            crate::hierarchy::Node::Group(g) => Err(crate::error::NodeError::WrongKind {
-                path: g.path().to_string(),
-                expected: "array",
-                found: "group",
-            }
-            .into()),
-        }
     }
 
     /// Whether this array's chunks can be encoded and decoded here: `CodecError::Unavailable`

@@ -6,8 +6,8 @@
 //! value. So a region cut off by a shrink and regrown later reads as the fill value, never as the
 //! data that was there before. On a database store it all happens in one transaction.
 
-use super::region::{self, BoxIn};
 use super::{chunk_sync, Array, Element};
+use crate::codec::region::{self, BoxIn};
 use crate::error::{ArrayError, Error};
 use crate::metadata::ArrayMetadata;
 

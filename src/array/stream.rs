@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use super::io::Part;
-use super::region::{self, BoxIn};
 use super::Array;
+use crate::codec::region::{self, BoxIn};
 use crate::error::Error;
 use crate::store::StreamScope;
 

@@ -24,6 +24,7 @@ pub(crate) mod numcodecs;
 mod numpy;
 mod packbits;
 mod quantize;
+pub(crate) mod region;
 mod sharding;
 mod shuffle;
 mod transpose;

@@ -13,10 +13,10 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use super::config::{map, Config};
-use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
-use crate::array::region::{
+use super::region::{
     chunk_ranges, copy_box, fill_box, for_each_index, gather_box_into, intersect, is_all, offset_in_cell, BoxIn,
 };
+use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::config::{map, Config};
+use super::region::for_each_index;
 use super::{ArrayToArray, ChunkSpec};
-use crate::array::region::for_each_index;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use super::transaction::WriterGuard;
 use super::{check_user_key, disk_full, Database, DbShared, Snapshot};
-use crate::array::chunk_sync;
 use crate::error::Error;
+use crate::store::chunk_versions;
 use crate::store::kv::KvBulk;
 use crate::store::{Store, StreamScope};
 
@@ -20,7 +20,7 @@ pub(crate) struct BulkWrite {
     /// Declared first: ends before the writer lock is released.
     bulk: Option<Box<dyn KvBulk>>,
     snapshot: Option<Snapshot>,
-    written: chunk_sync::Touched,
+    written: chunk_versions::Touched,
     /// Bytes of keys and values put, for telling a full disk at commit.
     bytes: u64,
     /// The database's path, to tell a full disk (`disk_full.rs`).
@@ -51,7 +51,7 @@ impl BulkWrite {
         Ok(BulkWrite {
             bulk: Some(bulk),
             snapshot: Some(snapshot),
-            written: chunk_sync::Touched::new(),
+            written: chunk_versions::Touched::new(),
             bytes: 0,
             path: shared.path.clone(),
             durable: durable || shared.durable,

@@ -6,7 +6,7 @@
 //! another writer's task while it waits would wait for the lock its own stack holds. Here the lock
 //! is taken only in `finish_checked`, which runs no pool work. What reading without the lock could
 //! lose is checked there instead: each read-modify-written chunk records the version of its chunk
-//! counter noted before the read (`array/chunk_sync.rs`), and the batch commits only if every such
+//! counter noted before the read (`store/chunk_versions.rs`), and the batch commits only if every such
 //! version is unchanged; otherwise nothing is written and the region write runs again.
 //!
 //! Every read takes a fresh snapshot, after the chunk's version was noted, so it sees every
@@ -22,8 +22,8 @@ use super::group_commit::GroupCommit;
 use super::overlay::{self, Lookup, WriteSet};
 use super::transaction::with_live;
 use super::{check_user_key, DbShared};
-use crate::array::chunk_sync::{fingerprint, Fingerprint};
 use crate::error::{Error, StoreError, TransactionError};
+use crate::store::chunk_versions::{fingerprint, Fingerprint};
 use crate::store::kv::slice_range;
 use crate::store::{
     ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,

@@ -377,16 +377,4 @@ impl DbShared {
     }
 }
 
-pub(crate) use crate::store::RESERVED_PREFIX;
-
-/// Refuse user access to the reserved prefix.
-pub(crate) fn check_user_key(key: &str) -> Result<(), crate::StoreError> {
-    crate::store::validate_key(key)?;
-    if key.starts_with(RESERVED_PREFIX) {
-        return Err(crate::StoreError::InvalidKey {
-            key: key.to_owned(),
-            reason: "the __zarrdb/ prefix is reserved for zarrdb's bookkeeping",
-        });
-    }
-    Ok(())
-}
+use crate::key::{check_user_key, RESERVED_PREFIX};

@@ -12,8 +12,8 @@ use parking_lot::{Mutex, RawMutex};
 
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
-use crate::array::chunk_sync;
 use crate::error::{Error, StoreError};
+use crate::store::chunk_versions;
 use crate::store::kv::{slice_range, KvSnapshot, KvWriter};
 use crate::store::{
     ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
@@ -125,7 +125,7 @@ pub(super) fn with_live<S, R>(
 /// Apply `batch` through the engine (with its writer lock, when the transaction holds it), then
 /// bump the chunk versions of every key it wrote, now that readers see the new values: a
 /// read-modify-write that read one of them before waits at its own commit and finds the version
-/// changed (`array/chunk_sync.rs`).
+/// changed (`store/chunk_versions.rs`).
 pub(super) fn commit_batch(
     db: &DbShared,
     engine_writer: Option<Box<dyn KvWriter>>,
@@ -139,7 +139,7 @@ pub(super) fn commit_batch(
         None => db.engine.commit(batch, db.durable),
     };
     committed.map_err(|e| super::disk_full::classify(e.into(), &db.path, bytes))?;
-    chunk_sync::bump(keys.iter().map(String::as_str));
+    chunk_versions::bump(keys.iter().map(String::as_str));
     Ok(())
 }
 

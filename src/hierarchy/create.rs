@@ -6,10 +6,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::group::{has_descendants, read_metadata};
-use super::path::NodePath;
 use super::Group;
 use crate::array::Array;
 use crate::error::{Error, NodeError};
+use crate::key::path::NodePath;
 use crate::metadata::{ArrayMetadata, GroupMetadata, NodeMetadata};
 use crate::store::Store;
 

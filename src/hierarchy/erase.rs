@@ -11,9 +11,9 @@ use std::sync::Arc;
 use super::create::{in_scope, prepare};
 use super::group::{has_descendants, read_metadata};
 use super::node::under_array;
-use super::path::NodePath;
 use super::Node;
 use crate::error::{Error, NodeError};
+use crate::key::path::NodePath;
 use crate::metadata::GroupMetadata;
 use crate::store::Store;
 

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::node::Node;
-use super::path::NodePath;
 use crate::error::{Error, NodeError};
+use crate::key::path::NodePath;
 use crate::metadata::{GroupMetadata, NodeMetadata};
 use crate::store::Store;
 
@@ -71,7 +71,7 @@ impl Group {
     /// Names of the child nodes, sorted. Reserved names (`__zarrdb` bookkeeping) are skipped.
     pub fn child_names(&self) -> Result<Vec<String>, Error> {
         let listing = self.store.list_dir(&self.path.key_prefix())?;
-        Ok(listing.prefixes.into_iter().filter(|name| super::path::check_name(name).is_ok()).collect())
+        Ok(listing.prefixes.into_iter().filter(|name| crate::key::path::check_name(name).is_ok()).collect())
     }
 
     /// The child nodes, opened.

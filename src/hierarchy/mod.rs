@@ -4,13 +4,12 @@ mod create;
 mod erase;
 mod group;
 mod node;
-mod path;
 mod raw;
 
+pub use crate::key::path::NodePath;
 pub use create::Parents;
 pub use group::Group;
 pub use node::Node;
-pub use path::NodePath;
 pub use raw::RawAccess;
 
 pub(crate) use group::{has_descendants, read_metadata};

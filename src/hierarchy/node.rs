@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use super::path::NodePath;
 use super::Group;
 use crate::array::Array;
 use crate::error::{Error, NodeError};
+use crate::key::path::NodePath;
 use crate::metadata::NodeMetadata;
 use crate::store::Store;
 
@@ -55,6 +55,20 @@ impl Node {
         match self {
             Node::Array(a) => a.path(),
             Node::Group(g) => g.path(),
+        }
+    }
+}
+
+// Opening needs the hierarchy (a path may hold a group instead), so it lives here, above the array
+// layer, as `Array::create` does in `create.rs`.
+impl Array {
+    /// Open the array at `path`.
+    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
+        match Node::open(store, path)? {
+            Node::Array(a) => Ok(a),
+            Node::Group(g) => {
+                Err(NodeError::WrongKind { path: g.path().to_string(), expected: "array", found: "group" }.into())
+            }
         }
     }
 }

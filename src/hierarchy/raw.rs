@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::path::NodePath;
 use super::read_metadata;
 use crate::array::codec_chain;
 use crate::error::{Error, NodeError};
+use crate::key::path::NodePath;
 use crate::metadata::{consolidated, NodeMetadata, METADATA_KEY};
 use crate::store::Store;
 

@@ -26,8 +26,7 @@ pub use time_unit::TimeUnit;
 use crate::error::MetadataError;
 use json::{as_object, as_str, invalid, required};
 
-/// The store key of a node's metadata document, relative to the node's prefix.
-pub const METADATA_KEY: &str = "zarr.json";
+pub use crate::key::METADATA_KEY;
 
 /// Either kind of node metadata document.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,27 +3,22 @@
 //! Keys are Zarr keys exactly (`zarr.json`, `a/b/c/0/1`), compared bytewise. Every backend passes
 //! the same conformance suite (`tests/store_conformance.rs`).
 
+pub(crate) mod chunk_versions;
 mod directory;
 pub(crate) mod folder;
-mod key;
 pub(crate) mod kv;
 mod lmdb;
 mod memory;
 mod panic;
 mod redb;
 mod sled;
-mod zip;
-
-/// Keys under this prefix hold zarrdb's own bookkeeping (the format marker, an engine's layout
-/// flags). The spec reserves names starting with `__`, so no Zarr node can live there; the
-/// database layer keeps users out of it (`db::check_user_key`).
-pub(crate) const RESERVED_PREFIX: &str = "__zarrdb/";
+pub(crate) mod zip;
 
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use zip::ZipStore;
 
-pub(crate) use key::validate_key;
+use crate::key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
 pub(crate) use redb::{RedbEngine, RedbOptions};
 pub(crate) use sled::SledEngine;

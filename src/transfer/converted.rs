@@ -12,10 +12,11 @@ use super::import::prepare;
 use super::options::ImportOptions;
 use super::source::{self, Source};
 use crate::error::{Error, StoreError};
-use crate::hierarchy::NodePath;
+use crate::key::path::NodePath;
+use crate::key::validate_key;
 use crate::store::{
-    keys_with_prefix, list_dir_ordered, validate_key, DirListing, ListableStore, ReadableStore, Store,
-    StoreCapabilities, WritableStore,
+    keys_with_prefix, list_dir_ordered, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities,
+    WritableStore,
 };
 
 /// What a key of the view holds.

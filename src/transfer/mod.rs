@@ -9,20 +9,14 @@ mod converted;
 mod error;
 mod export;
 mod import;
-mod key;
 mod options;
 mod plan;
 mod run;
 mod sink;
 mod source;
-pub(crate) mod zip;
 
 pub use converted::ConvertedStore;
 pub use error::{PlanError, TransferError, ZipError};
 pub use import::copy;
-/// Whether a name from an archive or folder is a safe store key (see `key::check`).
-pub(crate) fn key_is_safe(name: &str) -> bool {
-    key::check("", name).is_ok()
-}
 
 pub use options::{ExportOptions, ExportReport, ImportOptions, ImportReport, Progress};

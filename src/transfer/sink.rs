@@ -12,10 +12,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::error::{io_error, TransferError};
-use super::key;
-use super::zip::ZipWriter;
 use crate::db::BulkWrite;
 use crate::error::Error;
+use crate::key::untrusted as key;
+use crate::store::zip::ZipWriter;
 use crate::store::Store;
 
 /// A destination for a transfer.

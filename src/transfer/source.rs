@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::error::{io_error, TransferError};
-use super::key;
-use super::zip::{ZipEntry, ZipLimits, ZipReader};
 use crate::error::Error;
+use crate::key::untrusted as key;
 use crate::store::folder::{Dir, EntryKind, Folder, FolderError};
+use crate::store::zip::{ZipEntry, ZipLimits, ZipReader};
 use crate::store::Store;
 
 /// One key of a source and the size of its value when listed.
@@ -239,7 +239,7 @@ impl Source for StoreSource {
         let mut out = Vec::new();
         for key in self.store.list_prefix(&self.prefix)? {
             let Some(relative) = key.strip_prefix(&self.prefix) else { continue };
-            if relative.starts_with(crate::db::RESERVED_PREFIX) {
+            if relative.starts_with(crate::key::RESERVED_PREFIX) {
                 continue;
             }
             // A key deleted between listing and sizing is simply not copied.

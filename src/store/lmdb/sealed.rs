@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn the_flag_lies_under_the_reserved_prefix() {
-        assert!(FLAG_KEY.starts_with(crate::store::RESERVED_PREFIX));
+        assert!(FLAG_KEY.starts_with(crate::key::RESERVED_PREFIX));
     }
 
     #[test]

@@ -21,7 +21,6 @@ mod convert;
 mod dims;
 mod draft;
 mod dtype;
-mod error;
 mod fill;
 mod filters;
 mod select;
@@ -43,7 +42,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-pub use error::PlanError;
+pub use crate::error::PlanError;
 pub(crate) use select::Select;
 
 /// The metadata layout a source was written in.

@@ -1,4 +1,6 @@
-//! Zip archives: a reader that treats every archive as untrusted and a streaming writer.
+//! Zip archives: a reader that treats every archive as untrusted, a streaming writer, and the
+//! read-only [`ZipStore`] over the reader. The store and the import read archives through the
+//! same reader, so they keep one policy; the export writes them.
 //!
 //! The reader ([`ZipReader`]) reads the archives zarr-python's `ZipStore` and `zip -r` make:
 //! stored or deflated entries, Zip64, duplicate names (the last one wins, as in `ZipStore`). It
@@ -9,17 +11,17 @@
 
 mod end;
 mod entry;
-mod error;
 mod format;
 mod read;
 mod source;
 mod write;
+mod zip_store;
 
 #[cfg(test)]
 mod tests;
 
-pub use error::ZipError;
 #[cfg(test)]
 pub(crate) use read::Method;
 pub(crate) use read::{ZipEntry, ZipLimits, ZipReader};
 pub(crate) use write::ZipWriter;
+pub use zip_store::ZipStore;

@@ -7,10 +7,10 @@ use std::io::Read;
 use flate2::read::DeflateDecoder;
 use flate2::Crc;
 
-use super::error::ZipError;
 use super::format::{escape, Fields, LOCAL_LEN, LOCAL_SIG, METHOD_DEFLATED, METHOD_STORED};
 use super::read::{Method, ZipEntry, ZipReader};
 use super::source::Range;
+use crate::error::ZipError;
 
 /// Inflated output starts with at most this much room: the declared size is within the limits
 /// but still unproven, and a lying one should cost no more than the real output.

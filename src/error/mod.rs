@@ -5,6 +5,14 @@
 
 use std::io;
 
+mod plan;
+mod transfer;
+mod zip;
+
+pub use plan::PlanError;
+pub use transfer::TransferError;
+pub use zip::ZipError;
+
 /// A metadata document (`zarr.json`) is malformed or uses something zarrdb does not support.
 ///
 /// `field` is the dotted path of the offending member inside the document, e.g.
@@ -576,5 +584,5 @@ pub enum Error {
     Transaction(#[from] TransactionError),
     /// An import, export or copy failed.
     #[error(transparent)]
-    Transfer(#[from] crate::transfer::TransferError),
+    Transfer(#[from] TransferError),
 }

@@ -2,12 +2,12 @@
 //! Zip64 end record and locator), which must agree with each other and leave no gap before the
 //! directory.
 
-use super::error::ZipError;
 use super::format::{
     Fields, EOCD_LEN, EOCD_SIG, MAX_EOCD_SEARCH, SATURATED_16, SATURATED_32, ZIP64_EOCD_LEN, ZIP64_EOCD_SIG,
     ZIP64_LOCATOR_LEN, ZIP64_LOCATOR_SIG,
 };
 use super::read::Opening;
+use crate::error::ZipError;
 
 /// Where the central directory lies and how many entries it declares.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::{read_all, write_archive};
-use crate::transfer::zip::{Method, ZipLimits, ZipReader, ZipWriter};
+use crate::store::zip::{Method, ZipLimits, ZipReader, ZipWriter};
 
 fn python(script: &str, args: &[&Path]) -> String {
     let python = std::env::var_os("ZARRDB_PYTHON").unwrap_or_else(|| "python3".into());

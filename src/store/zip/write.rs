@@ -10,11 +10,11 @@ use std::path::Path;
 
 use flate2::Crc;
 
-use super::error::ZipError;
 use super::format::{
     CENTRAL_SIG, EOCD_SIG, FLAG_UTF8, LOCAL_SIG, METHOD_STORED, SATURATED_16, SATURATED_32, ZIP64_EOCD_LEN,
     ZIP64_EOCD_SIG, ZIP64_EXTRA_ID, ZIP64_LOCATOR_SIG,
 };
+use crate::error::ZipError;
 
 /// Large enough that small chunks are batched into few writes.
 const BUFFER: usize = 1 << 20;

@@ -3,9 +3,8 @@
 //! outside it once written as a file, or that names the same key two ways, is refused, and the
 //! whole transfer with it.
 
-use super::error::TransferError;
-use crate::db::check_user_key;
-use crate::error::StoreError;
+use super::check_user_key;
+use crate::error::{StoreError, TransferError};
 
 /// Check that `name` is a safe relative key: '/'-separated, no empty, `.` or `..` segment, not
 /// absolute, no backslash (a separator on Windows), no NUL or other control character, no drive
@@ -39,6 +38,11 @@ pub(crate) fn check(source_path: &str, name: &str) -> Result<(), TransferError> 
         return Err(refuse("more than 256 path segments"));
     }
     Ok(())
+}
+
+/// Whether a name from an archive or folder is a safe store key (see [`check`]).
+pub(crate) fn is_safe(name: &str) -> bool {
+    check("", name).is_ok()
 }
 
 /// Longest key accepted from a source (LMDB's own limit is about 2,000 bytes).

@@ -5,12 +5,12 @@ use std::fs::File;
 use std::path::Path;
 
 use super::end::Directory;
-use super::error::ZipError;
 use super::format::{
     escape, Fields, CENTRAL_LEN, CENTRAL_SIG, FLAG_ENCRYPTED, LOCAL_LEN, METHOD_DEFLATED, METHOD_STORED, SATURATED_16,
     SATURATED_32, ZIP64_EXTRA_ID,
 };
 use super::source::Source;
+use crate::error::ZipError;
 
 /// Entries above this size must not expand more than [`ZipLimits::max_ratio`] times; below it,
 /// tiny entries of zeros (fill-value chunks) legitimately compress a thousandfold.

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
-use super::{
+use super::super::{
     keys_with_prefix, list_dir_ordered, validate_key, DirListing, ListableStore, ReadableStore, Store,
     StoreCapabilities, WritableStore,
 };
+use super::{ZipLimits, ZipReader};
 use crate::error::StoreError;
-use crate::transfer::zip::{ZipLimits, ZipReader};
 
 /// A zip archive opened for reading. Every entry's size and CRC-32 are checked when read; names
 /// an import would refuse (`..`, absolute, backslashes, control characters) are not listed and
@@ -52,14 +52,14 @@ impl ZipStore {
             .entries()
             .iter()
             .enumerate()
-            .filter(|(_, e)| crate::transfer::key_is_safe(&e.name))
+            .filter(|(_, e)| crate::key::untrusted::is_safe(&e.name))
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
         Ok(ZipStore { reader, keys, path: path.display().to_string() })
     }
 }
 
-fn zip_error(operation: &'static str, key: &str, e: crate::transfer::ZipError) -> StoreError {
+fn zip_error(operation: &'static str, key: &str, e: crate::error::ZipError) -> StoreError {
     StoreError::Engine { backend: "zip", operation, key: key.to_owned(), source: Box::new(e) }
 }
 

@@ -2,7 +2,8 @@
 //! matching error, at open where the central directory already shows the problem.
 
 use super::{build, crc32, deflate, eocd, open_bytes, patch, Raw};
-use crate::transfer::zip::{ZipError, ZipLimits};
+use crate::error::ZipError;
+use crate::store::zip::ZipLimits;
 
 fn open(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, ZipError> {
     open_bytes(bytes, ZipLimits::default())
@@ -187,7 +188,7 @@ fn duplicates_keep_the_last_entry_in_its_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("dup.zip");
     std::fs::write(&path, &bytes).expect("write");
-    let reader = crate::transfer::zip::ZipReader::open(&path, ZipLimits::default()).expect("open");
+    let reader = crate::store::zip::ZipReader::open(&path, ZipLimits::default()).expect("open");
     assert_eq!(reader.duplicates(), ["a", "c"]);
     let read: Vec<(String, Vec<u8>)> =
         reader.entries().iter().map(|e| (e.name.clone(), reader.read(e).expect("read"))).collect();
@@ -276,7 +277,7 @@ fn the_deflate_fixture_helper_matches_the_crc() {
 fn zip64_end_records_must_agree_and_be_where_the_locator_says() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("zip64.zip");
-    let mut writer = crate::transfer::zip::ZipWriter::create_forcing_zip64(&path).expect("create");
+    let mut writer = crate::store::zip::ZipWriter::create_forcing_zip64(&path).expect("create");
     writer.add("a", b"1").expect("add");
     writer.add("b", b"2").expect("add");
     writer.finish().expect("finish");

@@ -1,7 +1,8 @@
 //! What the writer writes, the reader reads back: names, bytes, sizes, CRCs, Zip64 included.
 
 use super::{build, read_all, write_archive, Raw};
-use crate::transfer::zip::{Method, ZipError, ZipLimits, ZipReader, ZipWriter};
+use crate::error::ZipError;
+use crate::store::zip::{Method, ZipLimits, ZipReader, ZipWriter};
 
 fn owned(entries: &[(&str, &[u8])]) -> Vec<(String, Vec<u8>)> {
     entries.iter().map(|(n, d)| ((*n).to_owned(), d.to_vec())).collect()

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc};
 
-use super::{ZipEntry, ZipError, ZipLimits, ZipReader, ZipWriter};
+use super::{ZipEntry, ZipLimits, ZipReader, ZipWriter};
+use crate::error::ZipError;
 
 /// Writes `entries` with our writer into `dir/name` and returns the path.
 fn write_archive(dir: &Path, name: &str, entries: &[(&str, &[u8])]) -> PathBuf {

@@ -58,7 +58,7 @@ impl NodePath {
 
     /// The key of this node's `zarr.json`.
     pub fn metadata_key(&self) -> String {
-        format!("{}{}", self.key_prefix(), crate::metadata::METADATA_KEY)
+        format!("{}{}", self.key_prefix(), super::METADATA_KEY)
     }
 
     /// The last name, `""` for the root.
@@ -113,7 +113,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), &'static str> {
         Err("a node name cannot consist of periods only")
     } else if name.starts_with("__") {
         Err("names starting with \"__\" are reserved")
-    } else if name == crate::metadata::METADATA_KEY {
+    } else if name == super::METADATA_KEY {
         // Its folder would be its parent's metadata key: `g/zarr.json` is both /g's document and
         // the prefix of /g/zarr.json, which no directory or zip store can hold at once.
         Err("a node cannot be named \"zarr.json\", its parent's metadata key")

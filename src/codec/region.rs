@@ -1,4 +1,6 @@
-//! Region arithmetic: which chunks a box touches, and copying boxes between C-order buffers.
+//! Region arithmetic: which chunks a box touches, and copying boxes between C-order buffers. A
+//! leaf of the codec layer (it needs only `std`): the sharding and transpose codecs use it inside
+//! a chunk, the array layer across chunks.
 
 use std::ops::Range;
 

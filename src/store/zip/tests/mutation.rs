@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 
 use super::{build, crc32, open_bytes, Raw};
-use crate::transfer::zip::{ZipLimits, ZipWriter};
+use crate::store::zip::{ZipLimits, ZipWriter};
 
 /// Every entry of the archives below; names are unique across both.
 const CONTENTS: [(&str, &[u8]); 5] = [
