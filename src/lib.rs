@@ -45,8 +45,8 @@ pub use metadata::{
     StructuredType, TimeUnit, METADATA_KEY,
 };
 pub use store::{
-    ByteRange, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store, StoreCapabilities,
-    StoreScope, StreamScope, WritableStore, ZipStore,
+    ByteRange, ChunkVersions, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store,
+    StoreCapabilities, StoreScope, StreamScope, WritableStore, ZipStore,
 };
 pub use transfer::{
     copy, ConvertedStore, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError,

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use zarrdb::{
-    Array, ArrayMetadata, Backend, ByteRange, DataType, Database, DirListing, ListableStore, MemoryStore, NamedConfig,
-    ReadableStore, Store, StoreCapabilities, StoreError, StreamScope, WritableStore,
+    Array, ArrayMetadata, Backend, ByteRange, ChunkVersions, DataType, Database, DirListing, ListableStore,
+    MemoryStore, NamedConfig, ReadableStore, Store, StoreCapabilities, StoreError, StreamScope, WritableStore,
 };
 
 const SIDE: u64 = 2200;
@@ -106,6 +106,9 @@ impl Store for Recording {
     }
     fn kind(&self) -> &'static str {
         "recording"
+    }
+    fn chunk_versions(&self) -> &ChunkVersions {
+        self.inner.chunk_versions()
     }
     fn begin_stream(&self, _expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, zarrdb::Error> {
         self.streams.fetch_add(1, Ordering::SeqCst);

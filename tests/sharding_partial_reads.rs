@@ -146,6 +146,10 @@ impl Store for CountingStore {
     fn kind(&self) -> &'static str {
         "counting"
     }
+
+    fn chunk_versions(&self) -> &zarrdb::ChunkVersions {
+        self.inner.chunk_versions()
+    }
 }
 
 fn codecs(list: Value) -> Vec<NamedConfig> {

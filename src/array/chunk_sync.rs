@@ -20,7 +20,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, StoreError};
-use crate::store::chunk_versions::{self, STRIPES};
+use crate::store::chunk_versions::STRIPES;
+use crate::store::ChunkVersions;
 
 /// How an array handle protects its read-modify-writes of chunks against other writers.
 ///
@@ -76,15 +77,16 @@ impl Synchronizer {
     }
 }
 
-/// The version a write must find unchanged to store, or `None` under [`Synchronizer::None`].
-pub(crate) fn seen(sync: &Synchronizer, key: &str) -> Option<u64> {
+/// The version in `versions` (the store's) a write must find unchanged to store, or `None` under
+/// [`Synchronizer::None`].
+pub(crate) fn seen(sync: &Synchronizer, versions: &ChunkVersions, key: &str) -> Option<u64> {
     match sync {
         Synchronizer::None => None,
-        _ => Some(chunk_versions::current(key)),
+        _ => Some(versions.current(key)),
     }
 }
 
-/// Run `store` (the write of chunk `key`) unless the chunk's stripe changed since `seen`; `false`
+/// Run `store` (the write of chunk `key`) unless the chunk's stripe in `versions` changed since `seen`; `false`
 /// when it did and nothing was stored. `seen == None` stores unconditionally; under
 /// [`Synchronizer::Threads`] the version is still bumped, so read-modify-writes in flight retry.
 /// Under [`Synchronizer::Processes`] the chunk's lock file is held around the store, and a
@@ -92,6 +94,7 @@ pub(crate) fn seen(sync: &Synchronizer, key: &str) -> Option<u64> {
 /// the one it read.
 pub(crate) fn store_if_unchanged(
     sync: &Synchronizer,
+    versions: &ChunkVersions,
     key: &str,
     seen: Option<u64>,
     still_as_read: impl FnOnce() -> Result<bool, Error>,
@@ -101,7 +104,7 @@ pub(crate) fn store_if_unchanged(
         store()?;
         return Ok(true);
     }
-    let mut version = chunk_versions::lock(key);
+    let mut version = versions.lock(key);
     if seen.is_some_and(|v| v != *version) {
         return Ok(false);
     }

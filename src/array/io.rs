@@ -294,7 +294,7 @@ impl Array {
         // A read-modify-write: stored only if no other writer stored the chunk meanwhile
         // (`chunk_sync`), read again otherwise.
         loop {
-            let seen = chunk_sync::seen(&self.synchronizer, &key);
+            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
             let (mut chunk, read) = match self.read_chunk_for_update(&key)? {
                 Some(stored) => stored,
                 None => (self.fill_chunk()?, None),
@@ -461,9 +461,16 @@ impl Array {
             return Ok(true);
         }
         let still_as_read = || Ok(fingerprint(self.store.get(key)?.as_deref()) == read);
-        chunk_sync::store_if_unchanged(&self.synchronizer, key, seen, still_as_read, || match encoded {
-            Some(encoded) => Ok(self.store.set_owned(key, encoded)?),
-            None => Ok(self.store.erase(key)?),
-        })
+        chunk_sync::store_if_unchanged(
+            &self.synchronizer,
+            self.store.chunk_versions(),
+            key,
+            seen,
+            still_as_read,
+            || match encoded {
+                Some(encoded) => Ok(self.store.set_owned(key, encoded)?),
+                None => Ok(self.store.erase(key)?),
+            },
+        )
     }
 }

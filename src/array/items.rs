@@ -288,7 +288,7 @@ impl Array {
             }
             // A read-modify-write, retried when another writer stored the chunk meanwhile.
             loop {
-                let seen = chunk_sync::seen(&self.synchronizer, &key);
+                let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
                 let (base, read) = match self.read_chunk_for_update(&key)? {
                     Some(found) => found,
                     None => (self.fill_items()?, None),

@@ -156,6 +156,7 @@ impl Array {
             // (and finds the chunk outside the array) instead of storing it again.
             chunk_sync::store_if_unchanged(
                 &self.synchronizer,
+                self.store.chunk_versions(),
                 &key,
                 None,
                 || Ok(true),
@@ -171,7 +172,7 @@ impl Array {
         let zero = vec![0; chunk.len()];
         let whole = BoxIn { shape: chunk, start: &zero };
         loop {
-            let seen = chunk_sync::seen(&self.synchronizer, &key);
+            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
             let Some((stored, read)) = self.read_chunk_for_update(&key)? else { return Ok(()) };
             let trimmed = if spec.data_type.is_variable_length() {
                 self.trim_items(&stored, &kept, &key)?

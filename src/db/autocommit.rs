@@ -12,8 +12,8 @@ use super::transaction::TxnScope;
 use super::{check_user_key, overlay, DbShared, Snapshot, Transaction};
 use crate::error::{Error, StoreError};
 use crate::store::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, StreamScope,
-    WritableStore,
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope,
+    StreamScope, WritableStore,
 };
 
 pub(crate) struct AutoCommitStore {
@@ -121,6 +121,10 @@ impl Store for AutoCommitStore {
 
     fn kind(&self) -> &'static str {
         self.db.backend.name()
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self.db.versions
     }
 
     fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, Error> {

@@ -12,6 +12,7 @@ use super::{check_user_key, disk_full, Database, DbShared, Snapshot};
 use crate::error::Error;
 use crate::store::chunk_versions;
 use crate::store::kv::KvBulk;
+use crate::store::ChunkVersions;
 use crate::store::{Store, StreamScope};
 
 /// An open bulk write. It holds the database's writer lock (and the engine's, which excludes
@@ -21,6 +22,8 @@ pub(crate) struct BulkWrite {
     bulk: Option<Box<dyn KvBulk>>,
     snapshot: Option<Snapshot>,
     written: chunk_versions::Touched,
+    /// The database's chunk versions, which the commit bumps.
+    versions: Arc<ChunkVersions>,
     /// Bytes of keys and values put, for telling a full disk at commit.
     bytes: u64,
     /// The database's path, to tell a full disk (`disk_full.rs`).
@@ -52,6 +55,7 @@ impl BulkWrite {
             bulk: Some(bulk),
             snapshot: Some(snapshot),
             written: chunk_versions::Touched::new(),
+            versions: shared.versions.clone(),
             bytes: 0,
             path: shared.path.clone(),
             durable: durable || shared.durable,
@@ -94,7 +98,7 @@ impl BulkWrite {
         bulk.commit(self.durable).map_err(|e| disk_full::classify(e.into(), &self.path, self.bytes))?;
         // A read-modify-write that read one of these keys before (only possible for keys that
         // existed, i.e. a root document replaced) must find its version changed.
-        self.written.bump();
+        self.written.bump(&self.versions);
         Ok(())
     }
 }

@@ -26,7 +26,8 @@ use crate::error::{Error, StoreError, TransactionError};
 use crate::store::chunk_versions::{fingerprint, Fingerprint};
 use crate::store::kv::slice_range;
 use crate::store::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope,
+    WritableStore,
 };
 
 /// The scope: its store buffers the writes; finishing commits them if no chunk read changed.
@@ -228,6 +229,10 @@ impl Store for DataStore {
 
     fn kind(&self) -> &'static str {
         self.db.backend.name()
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self.db.versions
     }
 
     fn bumps_chunk_versions_at_commit(&self) -> bool {

@@ -23,7 +23,7 @@ use super::data_scope::Check;
 use super::transaction::{commit_batch, WriterGuard};
 use super::DbShared;
 use crate::error::{Error, StoreError};
-use crate::store::chunk_versions::{self, fingerprint};
+use crate::store::chunk_versions::fingerprint;
 use crate::store::kv::WriteBatch;
 
 /// The queue of batches waiting for a leader, shared by one database's writers.
@@ -153,7 +153,7 @@ fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     for queued in group {
         let mut ok = true;
         for check in &queued.checks {
-            ok = chunk_versions::current(&check.key) == check.version && !written.contains(&check.key);
+            ok = db.versions.current(&check.key) == check.version && !written.contains(&check.key);
             if let (true, Some(stored)) = (ok, &stored) {
                 ok = fingerprint(stored.get(&check.key)?.as_deref()) == check.read;
             }

@@ -21,6 +21,8 @@ mod open;
 mod overlay;
 mod snapshot;
 mod transaction;
+#[cfg(test)]
+mod versions_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +36,7 @@ pub use transaction::Transaction;
 
 use crate::error::{Error, TransactionError};
 use crate::store::kv::KvEngine;
-use crate::store::{Store, StoreCapabilities};
+use crate::store::{ChunkVersions, Store, StoreCapabilities};
 
 /// The embedded engine that holds a database.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -257,6 +259,7 @@ impl DatabaseBuilder {
             writer: Arc::new(Mutex::new(())),
             writer_thread: Mutex::new(None),
             group: group_commit::GroupCommit::default(),
+            versions: ChunkVersions::of_location(path),
         });
         Database { shared }
     }
@@ -355,6 +358,9 @@ pub(crate) struct DbShared {
     writer_thread: Mutex<Option<ThreadId>>,
     /// Region writes waiting to be committed together.
     group: group_commit::GroupCommit,
+    /// The chunk versions of the database (`store/chunk_versions.rs`), shared by every handle of
+    /// the process on the same file: commits bump them, read-modify-writes check them.
+    versions: Arc<ChunkVersions>,
 }
 
 impl DbShared {

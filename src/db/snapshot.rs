@@ -7,7 +7,8 @@ use super::{check_user_key, DbShared};
 use crate::error::{Error, StoreError};
 use crate::store::kv::KvSnapshot;
 use crate::store::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope,
+    WritableStore,
 };
 
 /// A consistent read-only view of the database at the commit that was latest when it began.
@@ -129,6 +130,10 @@ impl Store for SnapshotStore {
 
     fn kind(&self) -> &'static str {
         self.kind
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self._db.versions
     }
 }
 

@@ -13,10 +13,10 @@ use parking_lot::{Mutex, RawMutex};
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
 use crate::error::{Error, StoreError};
-use crate::store::chunk_versions;
 use crate::store::kv::{slice_range, KvSnapshot, KvWriter};
 use crate::store::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope, WritableStore,
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope,
+    WritableStore,
 };
 
 /// A write transaction across any number of arrays and groups.
@@ -139,7 +139,7 @@ pub(super) fn commit_batch(
         None => db.engine.commit(batch, db.durable),
     };
     committed.map_err(|e| super::disk_full::classify(e.into(), &db.path, bytes))?;
-    chunk_versions::bump(keys.iter().map(String::as_str));
+    db.versions.bump(keys.iter().map(String::as_str));
     Ok(())
 }
 
@@ -337,6 +337,10 @@ impl Store for TxnStore {
 
     fn kind(&self) -> &'static str {
         self.db.backend.name()
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self.db.versions
     }
 }
 

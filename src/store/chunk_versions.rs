@@ -5,41 +5,98 @@
 //! read the old values retry instead of losing an update. Chunks that share a stripe (or the same
 //! key in two stores) cause a needless retry now and then, never a lost update.
 //!
-//! The counters are process-wide: every store of the process shares them, so two handles on one
-//! folder or one database file protect each other's writes.
+//! Each database and each folder store has a table of its own, so writers of unrelated stores never
+//! retry because of each other; every handle of the process on the same database file or folder
+//! shares one table ([`ChunkVersions::of_location`]), so two handles on one store still protect
+//! each other's writes.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::{Arc, OnceLock, Weak};
 
 use parking_lot::{Mutex, MutexGuard};
 
-/// Version counters: enough that eight writers on distinct chunks rarely share one.
+/// Version counters per table: enough that eight writers on distinct chunks rarely share one.
 pub(crate) const STRIPES: usize = 4096;
 
-static VERSIONS: [Mutex<u64>; STRIPES] = [const { Mutex::new(0) }; STRIPES];
-
-/// The current version of chunk `key`'s stripe.
-pub(crate) fn current(key: &str) -> u64 {
-    *VERSIONS[stripe(key)].lock()
+/// The chunk versions of one store: the counters that read-modify-writes of its chunks check and
+/// that its commits bump (see [`Store::chunk_versions`](crate::Store::chunk_versions)). Opaque:
+/// a store that wraps another hands out the wrapped store's table.
+pub struct ChunkVersions {
+    stripes: Box<[Mutex<u64>]>,
 }
 
-/// The stripe of chunk `key`, locked: a store made under it and a bump of the guard's version are
-/// one step for every other writer of the stripe.
-pub(crate) fn lock(key: &str) -> MutexGuard<'static, u64> {
-    VERSIONS[stripe(key)].lock()
-}
-
-/// Bump the versions of `keys` once their new values are visible to readers: a database commit
-/// calls this after the engine applied its batch, so that read-modify-writes which read the old
-/// values fail their validation and retry.
-pub(crate) fn bump<'a>(keys: impl IntoIterator<Item = &'a str>) {
-    for key in keys {
-        bump_stripe(stripe(key));
+impl std::fmt::Debug for ChunkVersions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkVersions").field("stripes", &self.stripes.len()).finish_non_exhaustive()
     }
 }
 
-fn bump_stripe(stripe: usize) {
-    let mut version = VERSIONS[stripe].lock();
-    *version = version.wrapping_add(1);
+impl Default for ChunkVersions {
+    fn default() -> ChunkVersions {
+        ChunkVersions::new()
+    }
+}
+
+/// The tables of the stores open in this process, by the device and inode of their file or
+/// folder. Weak, so a table goes when its last store is dropped.
+type Tables = Mutex<HashMap<(u64, u64), Weak<ChunkVersions>>>;
+
+impl ChunkVersions {
+    /// A table of its own (a memory store's).
+    pub(crate) fn new() -> ChunkVersions {
+        ChunkVersions { stripes: (0..STRIPES).map(|_| Mutex::new(0)).collect() }
+    }
+
+    /// The table of the database file or store folder at `path`, shared by every store of the
+    /// process on the same file or folder (however its path is spelled); a table of its own when
+    /// `path` cannot be inspected.
+    pub(crate) fn of_location(path: &Path) -> Arc<ChunkVersions> {
+        static TABLES: OnceLock<Tables> = OnceLock::new();
+        let Ok(meta) = std::fs::metadata(path) else { return Arc::new(ChunkVersions::new()) };
+        let id = (meta.dev(), meta.ino());
+        let mut tables = TABLES.get_or_init(Tables::default).lock();
+        if let Some(table) = tables.get(&id).and_then(Weak::upgrade) {
+            return table;
+        }
+        tables.retain(|_, table| table.strong_count() > 0);
+        let table = Arc::new(ChunkVersions::new());
+        tables.insert(id, Arc::downgrade(&table));
+        table
+    }
+
+    /// The table of stores that do not have one (stores outside this crate, read-only stores).
+    pub(crate) fn process_wide() -> &'static ChunkVersions {
+        static TABLE: OnceLock<ChunkVersions> = OnceLock::new();
+        TABLE.get_or_init(ChunkVersions::new)
+    }
+
+    /// The current version of chunk `key`'s stripe.
+    pub(crate) fn current(&self, key: &str) -> u64 {
+        *self.stripes[stripe(key)].lock()
+    }
+
+    /// The stripe of chunk `key`, locked: a store made under it and a bump of the guard's version
+    /// are one step for every other writer of the stripe.
+    pub(crate) fn lock(&self, key: &str) -> MutexGuard<'_, u64> {
+        self.stripes[stripe(key)].lock()
+    }
+
+    /// Bump the versions of `keys` once their new values are visible to readers: a database commit
+    /// calls this after the engine applied its batch, so that read-modify-writes which read the old
+    /// values fail their validation and retry.
+    pub(crate) fn bump<'a>(&self, keys: impl IntoIterator<Item = &'a str>) {
+        for key in keys {
+            self.bump_stripe(stripe(key));
+        }
+    }
+
+    fn bump_stripe(&self, stripe: usize) {
+        let mut version = self.stripes[stripe].lock();
+        *version = version.wrapping_add(1);
+    }
 }
 
 /// The version stripes a bulk write touched, in constant memory whatever the number of keys.
@@ -55,10 +112,11 @@ impl Touched {
         self.0[stripe(key)] = true;
     }
 
-    /// Bump every stripe noted, once the writes are visible (as [`bump`] does per key).
-    pub(crate) fn bump(self) {
+    /// Bump every stripe noted in `versions`, once the writes are visible (as
+    /// [`ChunkVersions::bump`] does per key).
+    pub(crate) fn bump(self, versions: &ChunkVersions) {
         for (stripe, _) in self.0.iter().enumerate().filter(|(_, touched)| **touched) {
-            bump_stripe(stripe);
+            versions.bump_stripe(stripe);
         }
     }
 }
@@ -81,4 +139,25 @@ pub(crate) fn fingerprint(value: Option<&[u8]>) -> Fingerprint {
         v.hash(&mut hasher);
         (v.len() as u64, hasher.finish())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChunkVersions;
+
+    #[test]
+    fn stores_on_one_location_share_a_table_and_others_do_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let first = ChunkVersions::of_location(&a);
+        let again = ChunkVersions::of_location(&dir.path().join("b/../a"));
+        let other = ChunkVersions::of_location(&b);
+        first.bump(["x/c/0"]);
+        assert_eq!(again.current("x/c/0"), 1, "the same folder, spelled differently, shares the table");
+        assert_eq!(other.current("x/c/0"), 0, "another folder does not");
+        drop((first, again));
+        assert_eq!(ChunkVersions::of_location(&a).current("x/c/0"), 0, "a table goes with its last store");
+    }
 }

@@ -8,8 +8,10 @@ use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::folder::{Dir, EntryKind, Folder, FolderError, MAX_DEPTH};
+use super::ChunkVersions;
 use super::{
     validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
 };
@@ -32,6 +34,8 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub struct DirectoryStore {
     folder: Folder,
+    /// The chunk versions of the folder, shared by every handle of the process on it.
+    versions: Arc<ChunkVersions>,
 }
 
 fn io_err<'k>(operation: &'static str, key: &'k str) -> impl FnOnce(io::Error) -> StoreError + 'k {
@@ -65,7 +69,8 @@ impl DirectoryStore {
         let refuse = |reason: String| StoreError::Open { location: root.display().to_string(), reason };
         match fs::metadata(root) {
             Ok(meta) if meta.is_dir() => {
-                Ok(DirectoryStore { folder: Folder::open(root).map_err(|e| refuse(e.to_string()))? })
+                let folder = Folder::open(root).map_err(|e| refuse(e.to_string()))?;
+                Ok(DirectoryStore { folder, versions: ChunkVersions::of_location(root) })
             }
             Ok(_) => Err(refuse("not a directory".into())),
             Err(e) => Err(refuse(e.to_string())),
@@ -281,5 +286,9 @@ impl Store for DirectoryStore {
 
     fn kind(&self) -> &'static str {
         "directory"
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self.versions
     }
 }

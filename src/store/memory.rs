@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
 
+use super::ChunkVersions;
 use super::{
     keys_with_prefix, list_dir_ordered, validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store,
     StoreCapabilities, WritableStore,
@@ -16,6 +17,8 @@ pub struct MemoryStore {
     /// Values are shared, so a reader copies one out after releasing the lock, and writers never
     /// wait for a copy.
     map: RwLock<BTreeMap<String, Arc<Vec<u8>>>>,
+    /// The store's own chunk versions: no other store holds its data.
+    versions: ChunkVersions,
 }
 
 impl MemoryStore {
@@ -144,6 +147,10 @@ impl Store for MemoryStore {
             atomic_multi_key: false,
             stable_snapshots: false,
         }
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        &self.versions
     }
 
     fn kind(&self) -> &'static str {

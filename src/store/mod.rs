@@ -14,6 +14,7 @@ mod redb;
 mod sled;
 pub(crate) mod zip;
 
+pub use chunk_versions::ChunkVersions;
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
 pub use zip::ZipStore;
@@ -202,8 +203,8 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
         self.begin_scope(true)
     }
 
-    /// Take over the check that chunk `key` is still at `version` (the version of a process-wide
-    /// chunk counter when it was read for a read-modify-write): `true` when this store checks it
+    /// Take over the check that chunk `key` is still at `version` (its version in
+    /// [`Store::chunk_versions`] when it was read for a read-modify-write): `true` when this store checks it
     /// at its commit instead. Stores that apply writes at once return `false`, and the write is
     /// checked and applied under the chunk's lock.
     fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
@@ -211,7 +212,17 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
         false
     }
 
-    /// Whether this store bumps the process-wide chunk counters of the keys it wrote when it
+    /// The chunk versions that read-modify-writes of this store's chunks check and that its
+    /// commits bump (under [`Synchronizer::Threads`](crate::Synchronizer), the default): a
+    /// database's or a store folder's own table, shared by every handle of the process on that
+    /// file or folder. A store that wraps another must return the wrapped store's table, or
+    /// writers through the wrapper and writers of the wrapped store would not see each other's
+    /// writes. The default is one table shared by every store that keeps the default.
+    fn chunk_versions(&self) -> &ChunkVersions {
+        ChunkVersions::process_wide()
+    }
+
+    /// Whether this store bumps the chunk versions of the keys it wrote when it
     /// commits (a database's auto-commit data scope). A write buffered there must not bump them
     /// itself: the bump would come before the data is visible, and it would fail this same
     /// scope's checks of other chunks sharing the counter, at every retry.

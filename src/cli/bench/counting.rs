@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use zarrdb::{
-    ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreError, WritableStore,
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreError,
+    WritableStore,
 };
 
 pub(crate) struct Counting {
@@ -76,5 +77,9 @@ impl Store for Counting {
 
     fn kind(&self) -> &'static str {
         self.inner.kind()
+    }
+
+    fn chunk_versions(&self) -> &ChunkVersions {
+        self.inner.chunk_versions()
     }
 }
