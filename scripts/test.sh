@@ -34,8 +34,9 @@ fi
 export ZARRDB_PYTHON="$venv/bin/python"
 # --all-targets covers the library, binary, integration tests and benches (smoke mode) but not
 # doc tests, so the rustdoc examples run in a second step.
-cargo test --all-targets "$@"
-cargo test --doc "$@"
+# The optional `ndarray` feature is on, so its code and examples are built and tested too.
+cargo test --all-targets --features ndarray "$@"
+cargo test --doc --features ndarray "$@"
 
 # The Python package: no build isolation, so the pinned maturin builds it (offline-friendly) into
 # the workspace's target/ (release), reusing what cargo built. Reinstalled every run, because its

@@ -24,6 +24,11 @@
 
 #![warn(missing_docs)]
 
+// The README's Rust example runs as a doc test, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 mod array;
 mod codec;
 mod db;

@@ -5,6 +5,8 @@ mod chunk_sync;
 mod element;
 mod io;
 mod items;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod resize;
 mod stream;
 

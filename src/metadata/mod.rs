@@ -2,6 +2,7 @@
 //! from. Parsing is strict as the spec demands; every error names the offending field.
 
 mod array;
+mod auto_chunks;
 pub(crate) mod base64;
 mod chunk_key_encoding;
 pub(crate) mod consolidated;
