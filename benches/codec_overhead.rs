@@ -39,10 +39,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde_json::json;
-use zarrdb::{
-    Array, ArrayMetadata, DataType, DirListing, ListableStore, NamedConfig, ReadableStore, Store, StoreCapabilities,
-    StoreError, WritableStore,
-};
+use zarrdb::error::StoreError;
+use zarrdb::metadata::NamedConfig;
+use zarrdb::store::{DirListing, ListableStore, ReadableStore, StoreCapabilities, WritableStore};
+use zarrdb::{Array, ArrayMetadata, DataType, Store};
 
 /// Encoded values in a hash map: the cheapest store that still hands back owned values.
 #[derive(Default)]

@@ -29,31 +29,24 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-mod array;
+pub mod array;
 mod codec;
-mod db;
-mod error;
+pub mod db;
+pub mod error;
 #[cfg(test)]
 mod fault_model;
-mod hierarchy;
+pub mod hierarchy;
 mod key;
-mod metadata;
-mod store;
-mod transfer;
+pub mod metadata;
+pub mod store;
+pub mod transfer;
 
-pub use array::{Array, CheckReport, Element, Item, Synchronizer, Time};
+// The names most programs need, at the root; everything else in its module (`zarrdb::store`,
+// `zarrdb::error`...).
+pub use array::{Array, Element, Synchronizer};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
-pub use error::{ArrayError, CodecError, Error, MetadataError, NodeError, OpenError, StoreError, TransactionError};
-pub use hierarchy::{Group, Node, NodePath, Parents, RawAccess};
-pub use metadata::{
-    ArrayMetadata, ChunkKeyEncoding, DataType, FillValue, GroupMetadata, NamedConfig, NodeMetadata, Separator,
-    StructuredType, TimeUnit, METADATA_KEY,
-};
-pub use store::{
-    ByteRange, ChunkVersions, DirListing, DirectoryStore, ListableStore, MemoryStore, ReadableStore, Store,
-    StoreCapabilities, StoreScope, StreamScope, WritableStore, ZipStore,
-};
-pub use transfer::{
-    copy, ConvertedStore, ExportOptions, ExportReport, ImportOptions, ImportReport, PlanError, Progress, TransferError,
-    ZipError,
-};
+pub use error::Error;
+pub use hierarchy::{Group, Node, NodePath};
+pub use metadata::{ArrayMetadata, DataType, FillValue, GroupMetadata};
+pub use store::{DirectoryStore, MemoryStore, Store, ZipStore};
+pub use transfer::{copy, ExportOptions, ImportOptions};

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayMetadata, CodecError, DataType, Error, MemoryStore, Store};
+use zarrdb::error::CodecError;
+use zarrdb::{Array, ArrayMetadata, DataType, Error, MemoryStore, Store};
 
 #[test]
 fn check_reports_bool_bytes_other_than_zero_and_one() {

@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 
 use serde_json::json;
-use zarrdb::{Array, ArrayMetadata, DataType, Database, DirectoryStore, Error, Node, NodeError, Store};
+use zarrdb::error::NodeError;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, DirectoryStore, Error, Node, Store};
 
 fn zarrdb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")

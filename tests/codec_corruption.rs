@@ -26,9 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use zarrdb::{
-    Array, ArrayMetadata, CodecError, DataType, DirectoryStore, Error, Group, NamedConfig, Store, StoreError,
-};
+use zarrdb::error::{CodecError, StoreError};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, Error, Group, Store};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, FillValue, MemoryStore, NamedConfig, Store};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, FillValue, MemoryStore, Store};
 
 fn codecs(list: Value) -> Vec<NamedConfig> {
     NamedConfig::parse_list(&list).expect("a valid codec list")

@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use splitmix::SplitMix;
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Group, NamedConfig};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Group};
 
 /// Damaged copies per backend in a CI run.
 const CI_CASES: u64 = 40;

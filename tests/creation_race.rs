@@ -27,9 +27,9 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Barrier};
 
-use zarrdb::{
-    Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, Group, Node, NodeError, Parents, Store,
-};
+use zarrdb::error::NodeError;
+use zarrdb::hierarchy::Parents;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, Group, Node, Store};
 
 const ROUNDS: usize = 200;
 const DB_ENV: &str = "ZARRDB_RACE_DB";

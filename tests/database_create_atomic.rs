@@ -8,7 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use zarrdb::{Backend, Database, Error, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, Error};
 
 const REDB_MAGIC: &[u8] = b"redb\x1a\x0a\xa9\x0d\x0a";
 const DATABASES: usize = 60;

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use zarrdb::{Backend, Database, Error, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, Error};
 
 #[path = "common/raw_marker.rs"]
 mod raw_marker;

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use zarrdb::{Backend, Database, DatabaseBuilder, Error, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, DatabaseBuilder, Error};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use zarrdb::{Backend, Database, DirectoryStore, Error, Group, OpenError, Store};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, DirectoryStore, Error, Group, Store};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 

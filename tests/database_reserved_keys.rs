@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use zarrdb::{ByteRange, Group, Store, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::store::ByteRange;
+use zarrdb::{Group, Store};
 
 #[path = "common/raw_marker.rs"]
 mod raw_marker;

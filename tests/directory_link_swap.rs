@@ -8,7 +8,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use zarrdb::{DirectoryStore, ListableStore, ReadableStore, WritableStore};
+use zarrdb::store::{ListableStore, ReadableStore, WritableStore};
+use zarrdb::DirectoryStore;
 
 /// Rounds of store operations; the swapper turns the folder around thousands of times meanwhile.
 const ROUNDS: usize = 20_000;

@@ -5,7 +5,8 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 
 use rustix::fs::{Mode, OFlags};
-use zarrdb::{DirectoryStore, ListableStore, ReadableStore, WritableStore};
+use zarrdb::store::{ListableStore, ReadableStore, WritableStore};
+use zarrdb::DirectoryStore;
 
 #[test]
 fn temporary_files_left_by_a_crashed_process_with_the_same_id_do_not_block_writes() {

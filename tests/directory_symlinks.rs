@@ -6,7 +6,9 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use zarrdb::{DirectoryStore, ListableStore, ReadableStore, StoreError, WritableStore};
+use zarrdb::error::StoreError;
+use zarrdb::store::{ListableStore, ReadableStore, WritableStore};
+use zarrdb::DirectoryStore;
 
 fn outside_tree(dir: &Path) -> fs::ReadDir {
     fs::read_dir(dir.join("outside")).unwrap()

@@ -13,7 +13,8 @@ use std::process::Command;
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, Durability, Store, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, Durability, Store};
 
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "shared by several tests; this one uses only `new` and `next_u64`")]

@@ -8,7 +8,8 @@
 //! the API's parsed form never keeps it.
 
 use serde_json::{json, Map, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, Database, ExportOptions, Group, GroupMetadata, Parents};
+use zarrdb::hierarchy::Parents;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, ExportOptions, Group, GroupMetadata};
 
 fn read(path: &std::path::Path, key: &str) -> Value {
     serde_json::from_slice(&std::fs::read(path.join(key)).unwrap()).unwrap()

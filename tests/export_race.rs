@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayMetadata, DataType, Database, DirectoryStore, Error, ExportOptions, TransferError, ZipStore};
+use zarrdb::error::TransferError;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, DirectoryStore, Error, ExportOptions, ZipStore};
 
 fn racing_exports_leave_one_complete_result(name: &str) {
     let dir = tempfile::tempdir().unwrap();
@@ -13,7 +14,7 @@ fn racing_exports_leave_one_complete_result(name: &str) {
     a.write_region(&[0], &[4000], &vec![9u8; 4000]).unwrap();
     let dst = dir.path().join(name);
     for round in 0..5 {
-        let results: Vec<Result<zarrdb::ExportReport, Error>> = std::thread::scope(|s| {
+        let results: Vec<Result<zarrdb::transfer::ExportReport, Error>> = std::thread::scope(|s| {
             let jobs: Vec<_> = (0..2).map(|_| s.spawn(|| db.export(&dst, &ExportOptions::default()))).collect();
             jobs.into_iter().map(|j| j.join().unwrap()).collect()
         });

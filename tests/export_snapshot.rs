@@ -7,9 +7,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use zarrdb::error::TransferError;
+use zarrdb::store::{ListableStore, ReadableStore};
 use zarrdb::{
-    Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, Error, ExportOptions, ListableStore,
-    ReadableStore, Store, TransferError, ZipStore,
+    Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, Error, ExportOptions, Store, ZipStore,
 };
 
 /// 1,024 chunks per array: an export reads more than one window, long enough for commits to land

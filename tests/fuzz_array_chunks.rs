@@ -13,7 +13,8 @@ mod splitmix;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, NamedConfig, NodeMetadata, Store};
+use zarrdb::metadata::{NamedConfig, NodeMetadata};
+use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
 
 /// Chunks above this many bytes are not decoded: the fuzzer would spend its time allocating.
 const MAX_CHUNK: u64 = 1 << 22;

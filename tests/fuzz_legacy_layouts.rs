@@ -16,7 +16,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{Array, ConvertedStore, Store};
+use zarrdb::transfer::ConvertedStore;
+use zarrdb::{Array, Store};
 
 const DRAFT_ENTRY: &str = r#"{"zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
     "metadata_encoding": "https://purl.org/zarr/spec/protocol/core/3.0", "metadata_key_suffix": ".json",

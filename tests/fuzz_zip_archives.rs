@@ -13,10 +13,9 @@ mod splitmix;
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{
-    Array, ArrayMetadata, ByteRange, ConvertedStore, DataType, Database, ExportOptions, Group, ListableStore, Store,
-    ZipStore,
-};
+use zarrdb::store::{ByteRange, ListableStore};
+use zarrdb::transfer::ConvertedStore;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, ExportOptions, Group, Store, ZipStore};
 
 fn target(path: &Path, input: &[u8]) {
     std::fs::write(path, input).unwrap();
@@ -42,7 +41,7 @@ fn seeds(dir: &Path) -> Vec<Vec<u8>> {
     attrs.insert("title".into(), "fuzz".into());
     Group::create(db.store(), "/g", attrs).unwrap();
     let mut meta = ArrayMetadata::new(DataType::Int32, vec![8, 8], vec![4, 4]);
-    meta.codecs = zarrdb::NamedConfig::parse_list(&serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}])).unwrap();
+    meta.codecs = zarrdb::metadata::NamedConfig::parse_list(&serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}])).unwrap();
     let a = Array::create(db.store(), "/g/a", meta).unwrap();
     a.write_region(&[0, 0], &[8, 8], &(0..64).collect::<Vec<i32>>()).unwrap();
     let b = Array::create(db.store(), "/b", ArrayMetadata::new(DataType::UInt8, vec![5], vec![5])).unwrap();

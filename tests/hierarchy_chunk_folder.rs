@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, Group, MemoryStore, Node, NodeError, Store};
+use zarrdb::error::NodeError;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, Group, MemoryStore, Node, Store};
 
 const DATA: [i32; 4] = [1, 2, 3, 4];
 

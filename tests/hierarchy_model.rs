@@ -31,9 +31,10 @@ use hierarchy_walk::{walk, Seen};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use splitmix::SplitMix;
+use zarrdb::error::{ArrayError, NodeError};
+use zarrdb::hierarchy::Parents;
 use zarrdb::{
-    Array, ArrayError, ArrayMetadata, Backend, DataType, Database, Durability, Error, FillValue, Group, MemoryStore,
-    Node, NodeError, Parents, Store,
+    Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, FillValue, Group, MemoryStore, Node, Store,
 };
 
 /// `c` is also the chunk folder of arrays with the default key encoding: a path through it must

@@ -1,7 +1,9 @@
 //! A node cannot be named `zarr.json`: its folder would be its parent's metadata document (a
 //! directory or zip store cannot hold both), so creation, parsing and raw writes refuse it.
 
-use zarrdb::{Array, ArrayMetadata, DataType, Error, Group, MemoryStore, NodeError, NodePath, RawAccess, Store};
+use zarrdb::error::NodeError;
+use zarrdb::hierarchy::RawAccess;
+use zarrdb::{Array, ArrayMetadata, DataType, Error, Group, MemoryStore, NodePath, Store};
 
 #[test]
 fn zarr_json_is_no_node_name() {

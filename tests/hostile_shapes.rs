@@ -2,7 +2,9 @@
 //! stack overflow or an allocation sized by the metadata.
 
 use serde_json::json;
-use zarrdb::{Array, CodecError, MemoryStore, Node, Store, WritableStore};
+use zarrdb::error::CodecError;
+use zarrdb::store::WritableStore;
+use zarrdb::{Array, MemoryStore, Node, Store};
 
 fn array_doc(shape: serde_json::Value, chunks: serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(&json!({

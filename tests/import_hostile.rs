@@ -9,7 +9,8 @@ mod zip_craft;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use zarrdb::{Array, Database, Error, ImportOptions, TransferError, ZipError};
+use zarrdb::error::{TransferError, ZipError};
+use zarrdb::{Array, Database, Error, ImportOptions};
 use zip_craft::{archive, Crafted};
 
 const GROUP: &[u8] = br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
@@ -23,7 +24,7 @@ fn content(db: &Database) -> BTreeMap<String, Vec<u8>> {
 
 /// A database with one array, the archive `entries` in `dir/in.zip`, and the import's result; the
 /// database must be unchanged when the import fails.
-fn import_zip(entries: &[Crafted<'_>]) -> (tempfile::TempDir, Result<zarrdb::ImportReport, Error>, Database) {
+fn import_zip(entries: &[Crafted<'_>]) -> (tempfile::TempDir, Result<zarrdb::transfer::ImportReport, Error>, Database) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::create(dir.path().join("db.redb")).unwrap();
     Array::create(db.store(), "/kept", zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt8, vec![2], vec![2]))
@@ -40,7 +41,7 @@ fn import_zip(entries: &[Crafted<'_>]) -> (tempfile::TempDir, Result<zarrdb::Imp
     (dir, result, db)
 }
 
-fn unsafe_name(result: &Result<zarrdb::ImportReport, Error>) -> bool {
+fn unsafe_name(result: &Result<zarrdb::transfer::ImportReport, Error>) -> bool {
     matches!(result, Err(Error::Transfer(TransferError::UnsafeName { .. })))
 }
 

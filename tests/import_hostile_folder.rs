@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, ImportOptions, TransferError};
+use zarrdb::error::TransferError;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, ImportOptions};
 
 const GROUP: &str = r#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
 
@@ -17,7 +18,7 @@ fn content(db: &Database) -> BTreeMap<String, Vec<u8>> {
 
 /// A folder holding a root group, changed by `hostile`, imported at `at` into a database that
 /// holds `/kept`; the database must be unchanged when the import fails.
-fn import_folder(at: &str, hostile: impl FnOnce(&Path)) -> Result<zarrdb::ImportReport, Error> {
+fn import_folder(at: &str, hostile: impl FnOnce(&Path)) -> Result<zarrdb::transfer::ImportReport, Error> {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir(&src).unwrap();

@@ -4,9 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use zarrdb::{
-    Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, ExportOptions, ImportOptions, Progress,
-};
+use zarrdb::transfer::Progress;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, ExportOptions, ImportOptions};
 
 /// A folder holding one u16 array of 2,500 chunks of 1 KiB.
 fn folder(dir: &std::path::Path) -> std::path::PathBuf {

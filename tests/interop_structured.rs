@@ -11,7 +11,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use harness::{python, run};
-use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, Store, StructuredType};
+use zarrdb::metadata::StructuredType;
+use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, Store};
 
 const WRITE: &str = r#"
 import sys, warnings, numpy as np, zarr

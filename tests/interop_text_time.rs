@@ -14,9 +14,10 @@ use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::Value;
+use zarrdb::array::Time;
+use zarrdb::metadata::TimeUnit;
 use zarrdb::{
-    Array, ArrayMetadata, DataType, Database, DirectoryStore, ExportOptions, FillValue, ImportOptions, Store, Time,
-    TimeUnit,
+    Array, ArrayMetadata, DataType, Database, DirectoryStore, ExportOptions, FillValue, ImportOptions, Store,
 };
 
 use harness::{python, run, REPO};

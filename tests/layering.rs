@@ -171,3 +171,15 @@ fn the_scan_reads_groups_comments_and_strings() {
     assert_eq!(exports.get("Element").map(String::as_str), Some("array"));
     assert_eq!(exports.get("Db").map(String::as_str), Some("db"));
 }
+
+#[test]
+fn the_crate_root_names_only_what_most_programs_need() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let names = root_exports(&lib);
+    assert!(
+        (15..=25).contains(&names.len()),
+        "the crate root re-exports {} names (the rest belong in their modules): {:?}",
+        names.len(),
+        names.keys().collect::<Vec<_>>()
+    );
+}

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error};
 
 const PAGE: usize = 4096;
 

@@ -2,7 +2,8 @@
 //! `OpenError::Corrupted`, before any page past the end is touched: LMDB maps the file, and a
 //! read of a page beyond its end is a SIGBUS that kills the process.
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error, Group, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error, Group};
 
 #[test]
 fn truncated_data_file_is_refused_not_a_signal() {

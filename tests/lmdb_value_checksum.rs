@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error};
 
 fn lmdb(path: &Path, create: bool) -> Database {
     let mut builder = Database::builder();

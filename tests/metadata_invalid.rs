@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use metadata_fixtures::{document_bytes, load};
 use serde_json::Value;
-use zarrdb::{MemoryStore, Node, NodeMetadata, Store};
+use zarrdb::metadata::NodeMetadata;
+use zarrdb::{MemoryStore, Node, Store};
 
 fn str_of<'a>(entry: &'a Value, key: &str) -> &'a str {
     entry[key].as_str().unwrap_or_else(|| panic!("entry without {key}: {entry}"))

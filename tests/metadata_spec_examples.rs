@@ -8,7 +8,9 @@
 //! panic, not a silent "lenient" success); with the commas removed they are tested like the others.
 
 use serde_json::{json, Map, Value};
-use zarrdb::{ArrayMetadata, DataType, FillValue, MetadataError, NodeMetadata};
+use zarrdb::error::MetadataError;
+use zarrdb::metadata::NodeMetadata;
+use zarrdb::{ArrayMetadata, DataType, FillValue};
 
 fn example(name: &str) -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/metadata/spec_examples/");

@@ -3,7 +3,9 @@
 //! malformed configuration or fill value is a metadata error naming the field.
 
 use serde_json::{json, Value};
-use zarrdb::{ArrayMetadata, DataType, MetadataError, TimeUnit};
+use zarrdb::error::MetadataError;
+use zarrdb::metadata::TimeUnit;
+use zarrdb::{ArrayMetadata, DataType};
 
 fn doc(data_type: Value, fill_value: Value, codecs: Value) -> Vec<u8> {
     serde_json::to_vec(&json!({

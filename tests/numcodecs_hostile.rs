@@ -10,7 +10,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, CodecError, DataType, Error, MemoryStore, NamedConfig, Store};
+use zarrdb::error::CodecError;
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, Error, MemoryStore, Store};
 
 const N: u64 = 1000;
 

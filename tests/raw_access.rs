@@ -4,7 +4,9 @@
 //! export never writes that empty member out.
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, ExportOptions, NodeError, RawAccess};
+use zarrdb::error::NodeError;
+use zarrdb::hierarchy::RawAccess;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, ExportOptions};
 
 const GROUP: &[u8] = br#"{"zarr_format": 3, "node_type": "group"}"#;
 

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use zarrdb::{Array, Backend, Database, Error, Group, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Array, Backend, Database, Error, Group};
 
 #[path = "common/read_only.rs"]
 mod read_only;

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use num_complex::Complex;
 use serde_json::Map;
-use zarrdb::{
-    Array, ArrayError, ArrayMetadata, ChunkKeyEncoding, DataType, Error, FillValue, MemoryStore, NamedConfig,
-    Separator, Store,
-};
+use zarrdb::error::ArrayError;
+use zarrdb::metadata::{ChunkKeyEncoding, NamedConfig, Separator};
+use zarrdb::{Array, ArrayMetadata, DataType, Error, FillValue, MemoryStore, Store};
 
 fn memory() -> Arc<dyn Store> {
     Arc::new(MemoryStore::new())

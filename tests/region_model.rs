@@ -17,10 +17,8 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::Map;
-use zarrdb::{
-    Array, ArrayMetadata, ChunkKeyEncoding, DataType, DirectoryStore, FillValue, MemoryStore, NamedConfig, Separator,
-    Store,
-};
+use zarrdb::metadata::{ChunkKeyEncoding, NamedConfig, Separator};
+use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, FillValue, MemoryStore, Store};
 
 /// Node path of the array under test (a nested path so chunk keys carry a prefix).
 const ARRAY_PATH: &str = "/grp/arr";

@@ -9,10 +9,12 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use zarrdb::{
-    Array, ArrayMetadata, Backend, ByteRange, ChunkVersions, DataType, Database, DirListing, ListableStore,
-    MemoryStore, NamedConfig, ReadableStore, Store, StoreCapabilities, StoreError, StreamScope, WritableStore,
+use zarrdb::error::StoreError;
+use zarrdb::metadata::NamedConfig;
+use zarrdb::store::{
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, StoreCapabilities, StreamScope, WritableStore,
 };
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, MemoryStore, Store};
 
 const SIDE: u64 = 2200;
 const CHUNK: u64 = 200;

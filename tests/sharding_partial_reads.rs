@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use zarrdb::{
-    Array, ArrayMetadata, ByteRange, DataType, DirListing, ListableStore, MemoryStore, NamedConfig, ReadableStore,
-    Store, StoreCapabilities, StoreError, WritableStore,
-};
+use zarrdb::error::StoreError;
+use zarrdb::metadata::NamedConfig;
+use zarrdb::store::{ByteRange, DirListing, ListableStore, ReadableStore, StoreCapabilities, WritableStore};
+use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -147,7 +147,7 @@ impl Store for CountingStore {
         "counting"
     }
 
-    fn chunk_versions(&self) -> &zarrdb::ChunkVersions {
+    fn chunk_versions(&self) -> &zarrdb::store::ChunkVersions {
         self.inner.chunk_versions()
     }
 }

@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use zarrdb::{Backend, Database, Error, OpenError};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, Error};
 
 const COMMITS: usize = 200;
 

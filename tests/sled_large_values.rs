@@ -85,7 +85,7 @@ fn a_reader_never_sees_two_versions_of_a_large_value() {
         while !done.load(std::sync::atomic::Ordering::Relaxed) || reads == 0 {
             let got = store.get("a/c/0").unwrap().expect("the value is always there");
             assert_eq!(got, version(got[0]), "a read mixed two versions");
-            let tail = store.get_partial_values(&[("a/c/0", zarrdb::ByteRange::Suffix(70_000))]).unwrap();
+            let tail = store.get_partial_values(&[("a/c/0", zarrdb::store::ByteRange::Suffix(70_000))]).unwrap();
             let tail = tail[0].as_ref().expect("the value is always there");
             assert!(tail.iter().all(|&b| b == tail[0]), "a ranged read mixed two versions");
             reads += 1;

@@ -4,7 +4,8 @@
 //! (`stable_snapshots() == true`), while sled says it cannot promise that. A snapshot store is
 //! read-only.
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Group, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Group};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use zarrdb::{ByteRange, DirListing, Store, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::store::{ByteRange, DirListing};
+use zarrdb::Store;
 
 fn keys(store: &dyn Store) -> Vec<String> {
     store.list().expect("list")

@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, Group, Store, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, Group, Store};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 

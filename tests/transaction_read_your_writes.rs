@@ -4,7 +4,8 @@
 //! puts after an erase_prefix of their parent), after every operation and on every backend; and
 //! what the transaction saw is exactly what is committed.
 
-use zarrdb::{Backend, ByteRange, Database, DirListing, Durability, MemoryStore, Store};
+use zarrdb::store::{ByteRange, DirListing};
+use zarrdb::{Backend, Database, Durability, MemoryStore, Store};
 
 const KEYS: [&str; 11] =
     ["a/zarr.json", "a/c/0", "a/c/1", "a/b/zarr.json", "a/b/c/0", "a.b", "ab/c/0", "b", "b/c/0", "z/y/x/w", "zz"];

@@ -6,7 +6,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, TransactionError};
+use zarrdb::error::TransactionError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error};
 
 const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 

@@ -12,7 +12,9 @@ use std::process::Command;
 use std::sync::Arc;
 
 use harness::{python, run};
-use zarrdb::{Array, ArrayMetadata, CodecError, DataType, Error, MemoryStore, NamedConfig, Store};
+use zarrdb::error::CodecError;
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, Error, MemoryStore, Store};
 
 const WRITE: &str = r#"
 import sys, warnings, numpy as np, zarr, numcodecs.zarr3 as nz

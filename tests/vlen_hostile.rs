@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use zarrdb::{Array, ArrayError, ArrayMetadata, DataType, Error, MemoryStore, Store};
+use zarrdb::error::ArrayError;
+use zarrdb::{Array, ArrayMetadata, DataType, Error, MemoryStore, Store};
 
 fn item_list(items: &[&[u8]]) -> Vec<u8> {
     let mut out = (items.len() as u32).to_le_bytes().to_vec();

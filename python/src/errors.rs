@@ -26,12 +26,12 @@ pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
     let message = error.to_string();
     match error {
         zarrdb::Error::Metadata { .. } => MetadataError::new_err(message),
-        zarrdb::Error::Store(zarrdb::StoreError::DiskFull { .. }) => DiskFullError::new_err(message),
+        zarrdb::Error::Store(zarrdb::error::StoreError::DiskFull { .. }) => DiskFullError::new_err(message),
         zarrdb::Error::Store(_) => StoreError::new_err(message),
         zarrdb::Error::Codec { .. } => CodecError::new_err(message),
         zarrdb::Error::Array(_) => ArrayError::new_err(message),
         zarrdb::Error::Node(_) => NodeError::new_err(message),
-        zarrdb::Error::Open(zarrdb::OpenError::Locked { .. }) => LockedError::new_err(message),
+        zarrdb::Error::Open(zarrdb::error::OpenError::Locked { .. }) => LockedError::new_err(message),
         zarrdb::Error::Open(_) => OpenError::new_err(message),
         zarrdb::Error::Transaction(_) => TransactionError::new_err(message),
         zarrdb::Error::Transfer(_) => TransferError::new_err(message),

@@ -16,7 +16,9 @@ mod value;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use zarrdb::{Backend, ByteRange, Durability, RawAccess, Store};
+use zarrdb::hierarchy::RawAccess;
+use zarrdb::store::ByteRange;
+use zarrdb::{Backend, Durability, Store};
 
 use errors::to_py;
 use value::Value;
@@ -148,7 +150,7 @@ struct NativeStore {
     store: Arc<dyn Store>,
     db: Arc<registry::Entry>,
     /// Whether node documents are checked on the way in and consolidated metadata presented
-    /// fresh on the way out (`zarrdb::RawAccess`), or every key is read and written as bytes.
+    /// fresh on the way out (`zarrdb::hierarchy::RawAccess`), or every key is read and written as bytes.
     checked: bool,
     /// Whether this is the database's auto-commit store, whose sets can be submitted.
     auto_commit: bool,

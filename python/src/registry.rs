@@ -66,7 +66,7 @@ pub(crate) fn open(
     handles.retain(|_, entry| entry.strong_count() > 0);
     if let Some(entry) = handles.get(&id).and_then(Weak::upgrade) {
         if entry.db.backend() != backend {
-            return Err(zarrdb::OpenError::WrongBackend {
+            return Err(zarrdb::error::OpenError::WrongBackend {
                 path: path.display().to_string(),
                 requested: backend.name(),
                 found: match entry.db.backend() {

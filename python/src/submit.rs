@@ -57,7 +57,11 @@ impl Completions {
     #[new]
     fn new() -> PyResult<Completions> {
         let io = |e: std::io::Error| {
-            to_py(zarrdb::StoreError::Io { operation: "create completion socket", key: String::new(), source: e })
+            to_py(zarrdb::error::StoreError::Io {
+                operation: "create completion socket",
+                key: String::new(),
+                source: e,
+            })
         };
         let (reader, writer) = UnixStream::pair().map_err(io)?;
         reader.set_nonblocking(true).map_err(io)?;
@@ -143,7 +147,7 @@ impl Submitter {
             queue.items.clear();
             let shared = self.shared.clone();
             std::thread::Builder::new().name("zarrdb-commit".into()).spawn(move || run(&shared)).map_err(|e| {
-                zarrdb::StoreError::Io { operation: "start the committer thread", key: key.clone(), source: e }
+                zarrdb::error::StoreError::Io { operation: "start the committer thread", key: key.clone(), source: e }
             })?;
             queue.thread = Some(pid);
         }
@@ -183,7 +187,7 @@ fn run(shared: &Shared) {
 fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
     let Some(first) = batch.first() else { return Vec::new() };
     let store = first.entry.db.store();
-    let own_error = |result: Result<(), zarrdb::StoreError>| result.err().map(|e| Arc::new(e.into()));
+    let own_error = |result: Result<(), zarrdb::error::StoreError>| result.err().map(|e| Arc::new(e.into()));
     let (mut outcomes, failed): (Vec<_>, Option<zarrdb::Error>) = match store.begin_data_scope() {
         Ok(Some(scope)) => {
             let target = scope.store();

@@ -58,7 +58,11 @@ impl Txn {
                 };
                 let _ = done_tx.send(result);
             })
-            .map_err(|e| zarrdb::StoreError::Io { operation: "begin transaction", key: String::new(), source: e })?;
+            .map_err(|e| zarrdb::error::StoreError::Io {
+                operation: "begin transaction",
+                key: String::new(),
+                source: e,
+            })?;
         let store = started_rx.recv().map_err(|_| ended("begin"))??;
         Ok(Txn { store, db, end: Mutex::new(Some((end_tx, done_rx))) })
     }
@@ -72,8 +76,8 @@ impl Txn {
     }
 }
 
-fn ended(operation: &'static str) -> zarrdb::StoreError {
-    zarrdb::StoreError::TransactionEnded { operation, key: String::new() }
+fn ended(operation: &'static str) -> zarrdb::error::StoreError {
+    zarrdb::error::StoreError::TransactionEnded { operation, key: String::new() }
 }
 
 #[pymethods]

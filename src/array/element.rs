@@ -86,7 +86,9 @@ complex_element!(f32 => Complex64, f64 => Complex128);
 ///
 /// ```
 /// use std::sync::Arc;
-/// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store, Time, TimeUnit};
+/// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+/// use zarrdb::array::Time;
+/// use zarrdb::metadata::TimeUnit;
 /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
 /// let ns = DataType::DateTime64 { unit: TimeUnit::Nanosecond, scale_factor: 1 };
 /// let a = Array::create(store, "/t", ArrayMetadata::new(ns, vec![2], vec![2]))?;

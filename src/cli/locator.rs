@@ -5,10 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use zarrdb::{
-    Backend, ConvertedStore, Database, DirectoryStore, Error, Node, NodeError, PlanError, Store, TransferError,
-    ZipStore,
-};
+use zarrdb::error::{NodeError, PlanError, TransferError};
+use zarrdb::transfer::ConvertedStore;
+use zarrdb::{Backend, Database, DirectoryStore, Error, Node, Store, ZipStore};
 
 use super::CliError;
 

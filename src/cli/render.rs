@@ -1,7 +1,8 @@
 //! Text renderings shared by the commands.
 
 use serde_json::Value;
-use zarrdb::{Array, DataType, FillValue, TimeUnit};
+use zarrdb::metadata::TimeUnit;
+use zarrdb::{Array, DataType, FillValue};
 
 /// `[10, 20]` for a shape.
 pub(crate) fn shape(dims: &[u64]) -> String {
@@ -146,7 +147,7 @@ fn civil(seconds: i128, fraction: i128, digits: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use zarrdb::TimeUnit;
+    use zarrdb::metadata::TimeUnit;
 
     use super::{datetime, product};
 

@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use zarrdb::{Database, ExportOptions, ImportOptions, ImportReport, Progress};
+use zarrdb::transfer::{ImportReport, Progress};
+use zarrdb::{Database, ExportOptions, ImportOptions};
 
 use super::locator::{self, Kind};
 use super::{CliError, CliResult};

@@ -157,7 +157,7 @@ impl DatabaseBuilder {
     }
 
     /// Check the whole file when opening, so a damaged file is refused with
-    /// [`crate::OpenError::Corrupted`] up front: redb verifies the checksum of every page; for
+    /// [`crate::error::OpenError::Corrupted`] up front: redb verifies the checksum of every page; for
     /// LMDB zarrdb walks every page of its trees before LMDB maps the file (page numbers, page
     /// kinds, node extents and flags, key order, depths, counts; docs/format.md); sled has no
     /// such check. It reads the whole file (LMDB: every page but the bodies
@@ -173,7 +173,7 @@ impl DatabaseBuilder {
     /// LMDB trusts its pages, and one damaged node flag makes it follow a null pointer: the
     /// process dies of a signal, which no error handling can catch. The walk (the LMDB part of
     /// [`DatabaseBuilder::verify_on_open`]) refuses such a file with
-    /// [`crate::OpenError::Corrupted`] instead. It reads every branch and leaf page and the
+    /// [`crate::error::OpenError::Corrupted`] instead. It reads every branch and leaf page and the
     /// first bytes of each large value, about 20 ms for 16,000 values of 4 KiB and 200 ms for a
     /// million small ones on the machines measured; a program that opens a large, trusted
     /// database often may turn it off.
@@ -203,8 +203,8 @@ impl DatabaseBuilder {
     }
 
     /// Open the database without ever writing its files: reads, snapshots and exports work,
-    /// every write is refused ([`crate::StoreError::Unsupported`]), and nothing is created
-    /// ([`crate::OpenError::NotFound`] when nothing is there, from `create` too). It works on
+    /// every write is refused ([`crate::error::StoreError::Unsupported`]), and nothing is created
+    /// ([`crate::error::OpenError::NotFound`] when nothing is there, from `create` too). It works on
     /// read-only media and files without write permission, and leaves the files byte-identical:
     /// redb's recovery or integrity check (`verify_on_open`) runs on pages kept in memory; LMDB
     /// opens with `MDB_RDONLY` (it still notes its readers in `lock.mdb`, a coordination file,
@@ -232,7 +232,7 @@ impl DatabaseBuilder {
         self.open_at(path.as_ref(), true)
     }
 
-    /// Open an existing database at `path`; [`crate::OpenError::NotFound`] when there is none.
+    /// Open an existing database at `path`; [`crate::error::OpenError::NotFound`] when there is none.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Database, Error> {
         self.open_at(path.as_ref(), false)
     }

@@ -537,7 +537,7 @@ pub enum TransactionError {
     },
     /// A chunk read for a read-modify-write was stored by another writer before this unit
     /// committed, so nothing was committed. Region writes run again on their own when this
-    /// happens; it reaches callers only through [`crate::StoreScope::finish`].
+    /// happens; it reaches callers only through [`crate::store::StoreScope::finish`].
     #[error("chunk {key} changed since it was read; nothing was committed")]
     Conflict {
         /// The first chunk key the unit read for a read-modify-write.

@@ -34,7 +34,8 @@ impl Array {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use zarrdb::{Array, ArrayMetadata, DataType, Group, MemoryStore, Parents, Store};
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Group, MemoryStore, Store};
+    /// use zarrdb::hierarchy::Parents;
     /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     /// let meta = ArrayMetadata::new(DataType::UInt8, vec![4], vec![4]);
     /// Array::create_with(store.clone(), "/a/b", meta, Parents::Implicit)?;

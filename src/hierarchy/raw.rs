@@ -29,7 +29,8 @@ use crate::store::Store;
 /// else) pass through unchanged.
 ///
 /// ```
-/// use zarrdb::{MemoryStore, RawAccess};
+/// use zarrdb::MemoryStore;
+/// use zarrdb::hierarchy::RawAccess;
 /// let store = MemoryStore::new();
 /// let raw = RawAccess::new(&store);
 /// raw.set("zarr.json", br#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();

@@ -44,7 +44,7 @@ impl ChunkKeyEncoding {
     /// The key of the chunk at `coords`, relative to the array's prefix.
     ///
     /// ```
-    /// use zarrdb::{ChunkKeyEncoding, Separator};
+    /// use zarrdb::metadata::{ChunkKeyEncoding, Separator};
     /// assert_eq!(ChunkKeyEncoding::Default(Separator::Slash).encode(&[1, 23, 45]), "c/1/23/45");
     /// assert_eq!(ChunkKeyEncoding::V2(Separator::Dot).encode(&[1, 23, 45]), "1.23.45");
     /// assert_eq!(ChunkKeyEncoding::V2(Separator::Dot).encode(&[]), "0");

@@ -31,9 +31,9 @@ impl NamedConfig {
     ///
     /// ```
     /// let list = serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]);
-    /// let codecs = zarrdb::NamedConfig::parse_list(&list).unwrap();
-    /// assert_eq!(codecs[1], zarrdb::NamedConfig::new("crc32c"));
-    /// assert!(zarrdb::NamedConfig::parse_list(&serde_json::json!({"name": "bytes"})).is_err());
+    /// let codecs = zarrdb::metadata::NamedConfig::parse_list(&list).unwrap();
+    /// assert_eq!(codecs[1], zarrdb::metadata::NamedConfig::new("crc32c"));
+    /// assert!(zarrdb::metadata::NamedConfig::parse_list(&serde_json::json!({"name": "bytes"})).is_err());
     /// ```
     pub fn parse_list(value: &Value) -> Result<Vec<NamedConfig>, MetadataError> {
         NamedConfig::list_from_json(value, "codecs", true)

@@ -42,7 +42,7 @@ impl NodeMetadata {
     /// Parse a `zarr.json` of either kind, dispatching on `node_type`.
     ///
     /// ```
-    /// use zarrdb::NodeMetadata;
+    /// use zarrdb::metadata::NodeMetadata;
     /// let meta = NodeMetadata::from_json(br#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
     /// assert!(matches!(meta, NodeMetadata::Group(_)));
     /// assert!(NodeMetadata::from_json(br#"{"zarr_format": 2}"#).is_err());

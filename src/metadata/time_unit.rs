@@ -58,7 +58,7 @@ impl TimeUnit {
     /// The unit's name as NumPy and zarr-python write it.
     ///
     /// ```
-    /// assert_eq!(zarrdb::TimeUnit::Nanosecond.name(), "ns");
+    /// assert_eq!(zarrdb::metadata::TimeUnit::Nanosecond.name(), "ns");
     /// ```
     pub fn name(self) -> &'static str {
         match self {

@@ -171,7 +171,8 @@ pub trait ListableStore: Send + Sync {
 /// A complete store: readable, writable and listable, with its capabilities.
 ///
 /// ```
-/// use zarrdb::{MemoryStore, ReadableStore, Store, WritableStore};
+/// use zarrdb::{MemoryStore, Store};
+/// use zarrdb::store::{ReadableStore, WritableStore};
 /// let store = MemoryStore::new();
 /// store.set("a/zarr.json", b"{}").unwrap();
 /// assert_eq!(store.get("a/zarr.json").unwrap().as_deref(), Some(&b"{}"[..]));

@@ -38,7 +38,7 @@ enum Entry {
 /// std::fs::write(v2.join(".zarray"), br#"{"zarr_format": 2, "shape": [2], "chunks": [2],
 ///     "dtype": "|u1", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#).unwrap();
 /// std::fs::write(v2.join("0"), [7u8, 9]).unwrap();
-/// let store = zarrdb::ConvertedStore::open(&v2)?;
+/// let store = zarrdb::transfer::ConvertedStore::open(&v2)?;
 /// assert_eq!(store.layout(), "Zarr v2");
 /// let array = zarrdb::Array::open(std::sync::Arc::new(store), "/")?;
 /// assert_eq!(array.read_all::<u8>()?, vec![7, 9]);
@@ -62,7 +62,7 @@ impl std::fmt::Debug for ConvertedStore {
 
 impl ConvertedStore {
     /// List the folder or zip archive at `path` and plan it as an import would: a source with no
-    /// Zarr hierarchy is [`crate::PlanError::NoHierarchy`], metadata an import would refuse is
+    /// Zarr hierarchy is [`crate::error::PlanError::NoHierarchy`], metadata an import would refuse is
     /// that import's error.
     pub fn open(path: impl AsRef<Path>) -> Result<ConvertedStore, Error> {
         let source = source::open_path(path.as_ref())?;

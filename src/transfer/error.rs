@@ -3,7 +3,7 @@
 
 use std::io;
 
-pub use crate::error::{PlanError, TransferError, ZipError};
+pub use crate::error::TransferError;
 
 /// An `Io` error constructor for `map_err`.
 pub(crate) fn io_error(operation: &'static str, path: &std::path::Path) -> impl FnOnce(io::Error) -> TransferError {

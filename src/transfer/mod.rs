@@ -16,7 +16,7 @@ mod sink;
 mod source;
 
 pub use converted::ConvertedStore;
-pub use error::{PlanError, TransferError, ZipError};
+
 pub use import::copy;
 
 pub use options::{ExportOptions, ExportReport, ImportOptions, ImportReport, Progress};

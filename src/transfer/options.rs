@@ -57,7 +57,7 @@ impl ImportOptions {
     /// optional) in which `*` matches any run of characters and `?` one character within one
     /// segment; it excludes the nodes it matches and their subtrees, so `/grid` excludes `grid`
     /// and `/grid/*` only its children. Excluded nodes are not read at all. Zarr v3 and v2
-    /// sources only ([`crate::PlanError::ExcludeUnsupported`] otherwise).
+    /// sources only ([`crate::error::PlanError::ExcludeUnsupported`] otherwise).
     pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
         self.exclude.push(pattern.into());
         self

@@ -10,7 +10,8 @@
 //! (`{"last_txn": k}`) and of `g` (`{"txn": k, "sum_a": sum(a)}`): all in one transaction.
 
 use serde_json::{json, Map};
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Element, Error, Group, NamedConfig};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Element, Error, Group};
 
 use super::crash_harness::checks::{attrs, verify_array_bytes};
 use super::crash_harness::splitmix::SplitMix;

@@ -13,7 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use zarrdb::{Array, Error, Node, NodeError, Store};
+use zarrdb::error::NodeError;
+use zarrdb::{Array, Error, Node, Store};
 
 /// One node as the walk found it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::raw_marker::raw_marker;
-use zarrdb::{Backend, Database, Durability, StoreError};
+use zarrdb::error::StoreError;
+use zarrdb::{Backend, Database, Durability};
 
 pub const ALL: [Backend; 3] = [Backend::Redb, Backend::Lmdb, Backend::Sled];
 pub const USER_KEYS: [&str; 5] = ["_tmp/x", "a/b/c/0", "a/zarr.json", "b", "zarr.json"];

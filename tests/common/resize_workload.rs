@@ -14,9 +14,8 @@
 //! the database and the parent takes from its model.
 
 use serde_json::{json, Map, Value};
-use zarrdb::{
-    Array, ArrayMetadata, ChunkKeyEncoding, DataType, Database, Error, FillValue, Group, NamedConfig, Separator,
-};
+use zarrdb::metadata::{ChunkKeyEncoding, NamedConfig, Separator};
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, FillValue, Group};
 
 use super::crash_harness::checks::{attrs, for_each_index, verify_array_bytes};
 use super::crash_harness::splitmix::SplitMix;

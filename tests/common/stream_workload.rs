@@ -8,7 +8,8 @@
 //! zeros (the fill value) over a band of rows, so whole chunks are erased and others patched.
 
 use serde_json::json;
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, NamedConfig};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Error};
 
 use super::crash_harness::checks::verify_array_bytes;
 use super::crash_harness::Workload;

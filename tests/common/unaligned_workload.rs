@@ -5,7 +5,8 @@
 //! element still holding an older value (or the fill value).
 
 use super::splitmix::SplitMix;
-use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType};
 
 pub const ROWS: u64 = 64;
 pub const COLS: u64 = 200;

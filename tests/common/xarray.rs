@@ -11,7 +11,8 @@ use std::process::Command;
 #[allow(dead_code)]
 mod harness;
 
-use zarrdb::{Database, ExportOptions, ImportOptions, ImportReport};
+use zarrdb::transfer::ImportReport;
+use zarrdb::{Database, ExportOptions, ImportOptions};
 
 /// Run `xarray_dataset.py` with these arguments; panics with its output when it fails.
 pub fn xarray(args: &[&str]) {

@@ -3,10 +3,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use zarrdb::{
-    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreError,
-    WritableStore,
+use zarrdb::error::StoreError;
+use zarrdb::store::{
+    ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, StoreCapabilities, WritableStore,
 };
+use zarrdb::Store;
 
 pub(crate) struct Counting {
     inner: Arc<dyn Store>,

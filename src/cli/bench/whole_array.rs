@@ -5,7 +5,8 @@
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use zarrdb::{Array, ArrayMetadata, DataType, NamedConfig};
+use zarrdb::metadata::NamedConfig;
+use zarrdb::{Array, ArrayMetadata, DataType};
 
 use super::data::bench_bytes;
 use super::median;
