@@ -227,10 +227,11 @@ fn database(backend: zarrdb::Backend) -> (Arc<dyn Store>, Box<dyn std::any::Any>
     (db.store(), Box::new(dir))
 }
 
-/// The store of an open write transaction on a fresh redb database: the read-your-writes overlay.
-fn transaction() -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
+/// The store of an open write transaction on a fresh database of `backend`: the read-your-writes
+/// overlay.
+fn transaction(backend: zarrdb::Backend) -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
     let dir = tempfile::tempdir().unwrap();
-    let db = zarrdb::Database::create(dir.path().join("db")).unwrap();
+    let db = zarrdb::Database::builder().backend(backend).create(dir.path().join("db")).unwrap();
     let txn = db.begin_write().unwrap();
     (txn.store(), Box::new((txn, dir)))
 }
@@ -244,5 +245,7 @@ conformance! {
     redb => || database(Backend::Redb);
     lmdb => || database(Backend::Lmdb);
     sled => || database(Backend::Sled);
-    redb_transaction => transaction;
+    redb_transaction => || transaction(Backend::Redb);
+    lmdb_transaction => || transaction(Backend::Lmdb);
+    sled_transaction => || transaction(Backend::Sled);
 }

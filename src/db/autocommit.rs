@@ -116,7 +116,7 @@ impl ListableStore for AutoCommitStore {
 
 impl Store for AutoCommitStore {
     fn capabilities(&self) -> StoreCapabilities {
-        self.db.capabilities(true)
+        self.db.capabilities(!self.db.read_only)
     }
 
     fn kind(&self) -> &'static str {

@@ -259,6 +259,7 @@ impl DatabaseBuilder {
             writer: Arc::new(Mutex::new(())),
             writer_thread: Mutex::new(None),
             group: group_commit::GroupCommit::default(),
+            read_only: self.read_only,
             versions: ChunkVersions::of_location(path),
         });
         Database { shared }
@@ -358,6 +359,8 @@ pub(crate) struct DbShared {
     writer_thread: Mutex<Option<ThreadId>>,
     /// Region writes waiting to be committed together.
     group: group_commit::GroupCommit,
+    /// Opened read-only: its stores say they are not writable (the engine refuses writes).
+    read_only: bool,
     /// The chunk versions of the database (`store/chunk_versions.rs`), shared by every handle of
     /// the process on the same file: commits bump them, read-modify-writes check them.
     versions: Arc<ChunkVersions>,
