@@ -5,6 +5,7 @@ mod array;
 mod auto_chunks;
 pub(crate) mod base64;
 mod chunk_key_encoding;
+mod codec;
 pub(crate) mod consolidated;
 mod data_type;
 mod extension;
@@ -17,6 +18,7 @@ use serde_json::{Map, Value};
 
 pub use array::ArrayMetadata;
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
+pub use codec::{Codec, Endian, IndexLocation, ShardingConfig};
 pub(crate) use data_type::Layout;
 pub use data_type::{DataType, StructuredType};
 pub use extension::NamedConfig;
