@@ -51,8 +51,8 @@ struct Queued {
     /// Chunks read for read-modify-writes and the versions noted before reading them.
     checks: Vec<Check>,
     /// `Some(Ok(true))` committed, `Some(Ok(false))` left out on a failed check, `Some(Err)` the
-    /// shared commit failed (its message).
-    outcome: Mutex<Option<Result<bool, String>>>,
+    /// shared commit failed (its error, shared by every writer of the group).
+    outcome: Mutex<Option<Result<bool, Arc<Error>>>>,
 }
 
 impl GroupCommit {
@@ -76,18 +76,11 @@ impl GroupCommit {
         db.group.closed();
         loop {
             if let Some(outcome) = me.outcome.lock().take() {
-                return outcome.map_err(|message| {
-                    StoreError::Engine {
-                        backend: db.backend.name(),
-                        operation: "commit",
-                        key: String::new(),
-                        source: format!("the group commit this write was part of failed: {message}").into(),
-                    }
-                    .into()
-                });
+                return outcome.map_err(|shared| shared_failure(db.backend.name(), shared));
             }
             if let Some(writer) = WriterGuard::try_acquire(db, Duration::ZERO) {
-                lead(db, writer)?;
+                // The leader's own batch is in the group: its outcome is read above.
+                lead(db, writer);
                 continue;
             }
             if let Err(e) = db.would_deadlock() {
@@ -108,9 +101,46 @@ impl GroupCommit {
     }
 }
 
+/// The error a writer of a group whose commit failed with `shared` gets: a full disk is reported
+/// as one to every writer (each can tell it from other failures), anything else as the engine's
+/// failure to commit; either way the source is the commit's own error.
+fn shared_failure(backend: &'static str, shared: Arc<Error>) -> Error {
+    if let Error::Store(StoreError::DiskFull { backend, operation, path, available, .. }) = shared.as_ref() {
+        let (backend, operation, path, available) = (*backend, *operation, path.clone(), *available);
+        return StoreError::DiskFull { backend, operation, path, available, source: Box::new(EngineCause(shared)) }
+            .into();
+    }
+    StoreError::Engine { backend, operation: "commit", key: String::new(), source: Box::new(shared) }.into()
+}
+
+/// The engine's error under a full disk that a group's commit met, shared by its writers.
+#[derive(Debug)]
+struct EngineCause(Arc<Error>);
+
+impl EngineCause {
+    fn cause(&self) -> &(dyn std::error::Error + 'static) {
+        match self.0.as_ref() {
+            Error::Store(StoreError::DiskFull { source, .. }) => source.as_ref(),
+            other => other,
+        }
+    }
+}
+
+impl std::fmt::Display for EngineCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.cause(), f)
+    }
+}
+
+impl std::error::Error for EngineCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause().source()
+    }
+}
+
 /// With the writer lock held (`_writer`), commit everything queued as one batch. Every batch
 /// taken from the queue gets an outcome, whatever fails, so no writer waits for one forever.
-fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
+fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
     let group: Vec<Arc<Queued>> = {
         // Writers still preparing a batch will queue it within moments: wait for them, briefly,
         // so they share this commit instead of each waiting for the next.
@@ -124,10 +154,9 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
         std::mem::take(&mut *queue)
     };
     if group.is_empty() {
-        return Ok(());
+        return;
     }
-    let result = commit_group(db, &group);
-    let failed = result.as_ref().err().map(ToString::to_string);
+    let failed = commit_group(db, &group).err().map(Arc::new);
     for queued in &group {
         let mut outcome = queued.outcome.lock();
         if outcome.is_none() {
@@ -136,7 +165,6 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) -> Result<(), Error> {
     }
     let _queue = db.group.queue.lock();
     db.group.done.notify_all();
-    result
 }
 
 /// Check every batch of `group`, give the ones that fail their outcome, and commit the others as
@@ -180,4 +208,46 @@ fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     // A snapshot held open would keep LMDB from growing its map, should the commit need it.
     drop(stored);
     commit_batch(db, engine_writer, merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::sync::Arc;
+
+    use super::shared_failure;
+    use crate::error::{Error, StoreError};
+
+    #[test]
+    fn every_writer_of_a_failed_group_gets_the_typed_cause() {
+        let full = || -> Error {
+            StoreError::DiskFull {
+                backend: "redb",
+                operation: "commit",
+                path: "/data/run.zarrdb".into(),
+                available: 0,
+                source: Box::new(std::io::Error::from(std::io::ErrorKind::StorageFull)),
+            }
+            .into()
+        };
+        let shared = Arc::new(full());
+        for _writer in 0..2 {
+            let got = shared_failure("redb", shared.clone());
+            assert!(matches!(got, Error::Store(StoreError::DiskFull { available: 0, .. })), "{got:?}");
+            assert_eq!(got.to_string(), full().to_string(), "the message says it once, as the commit's own did");
+            let cause = got.source().expect("the engine's error is kept");
+            assert_eq!(cause.to_string(), std::io::Error::from(std::io::ErrorKind::StorageFull).to_string());
+        }
+
+        let damaged = Arc::new(Error::from(StoreError::Damaged {
+            backend: "lmdb",
+            operation: "commit",
+            key: "a/c/0".into(),
+            what: "a page out of order",
+        }));
+        let got = shared_failure("lmdb", damaged);
+        let Error::Store(StoreError::Engine { source, .. }) = &got else { panic!("{got:?}") };
+        assert!(source.to_string().contains("a page out of order"), "{got}");
+        assert!(source.downcast_ref::<Arc<Error>>().is_some(), "the commit's error itself, not its text");
+    }
 }
