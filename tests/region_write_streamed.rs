@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use zarrdb::store::Sealed;
 
 use zarrdb::error::StoreError;
 use zarrdb::metadata::NamedConfig;
@@ -109,10 +110,14 @@ impl Store for Recording {
     fn kind(&self) -> &'static str {
         "recording"
     }
-    fn chunk_versions(&self) -> &ChunkVersions {
-        self.inner.chunk_versions()
+    fn chunk_versions(&self, sealed: Sealed) -> &ChunkVersions {
+        self.inner.chunk_versions(sealed)
     }
-    fn begin_stream(&self, _expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, zarrdb::Error> {
+    fn begin_stream(
+        &self,
+        _expected_bytes: u64,
+        _sealed: Sealed,
+    ) -> Result<Option<Box<dyn StreamScope>>, zarrdb::Error> {
         self.streams.fetch_add(1, Ordering::SeqCst);
         Ok(Some(Box::new(RecordingStream {
             inner: self.inner.clone(),

@@ -16,6 +16,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use zarrdb::store::Sealed;
 
 use serde_json::{json, Value};
 use zarrdb::error::StoreError;
@@ -147,8 +148,8 @@ impl Store for CountingStore {
         "counting"
     }
 
-    fn chunk_versions(&self) -> &zarrdb::store::ChunkVersions {
-        self.inner.chunk_versions()
+    fn chunk_versions(&self, sealed: Sealed) -> &zarrdb::store::ChunkVersions {
+        self.inner.chunk_versions(sealed)
     }
 }
 

@@ -275,16 +275,11 @@ impl NativeStore {
             }));
         }
         let Some(_) = range else { return Ok(store.get(key)?) };
-        let scope = store.begin_scope(false)?;
-        let view = scope.as_ref().map_or_else(|| None, |s| Some(s.store()));
-        let view: &dyn Store = view.as_deref().unwrap_or(store);
-        let Some(len) = view.size(key)? else { return Ok(None) };
-        let range = clamp(range, len).unwrap_or(ByteRange::FromStart { offset: 0, length: None });
-        let mut values = view.get_partial_values(&[(key, range)])?;
-        if let Some(scope) = scope {
-            scope.finish()?;
-        }
-        Ok(values.pop().flatten())
+        zarrdb::store::read_consistently(store, |view| {
+            let Some(len) = view.size(key)? else { return Ok(None) };
+            let range = clamp(range, len).unwrap_or(ByteRange::FromStart { offset: 0, length: None });
+            Ok(view.get_partial_values(&[(key, range)])?.pop().flatten())
+        })
     }
 }
 

@@ -188,17 +188,15 @@ fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
     let Some(first) = batch.first() else { return Vec::new() };
     let store = first.entry.db.store();
     let own_error = |result: Result<(), zarrdb::error::StoreError>| result.err().map(|e| Arc::new(e.into()));
-    let (mut outcomes, failed): (Vec<_>, Option<zarrdb::Error>) = match store.begin_data_scope() {
-        Ok(Some(scope)) => {
-            let target = scope.store();
-            let outcomes =
-                batch.iter_mut().map(|item| own_error(target.set_owned(&item.key, std::mem::take(&mut item.value))));
-            (outcomes.collect(), scope.finish().err())
+    // Each item's own refusal is kept beside the others; only a failed commit fails the lot.
+    let mut outcomes: Vec<Option<Arc<zarrdb::Error>>> = vec![None; batch.len()];
+    let failed = zarrdb::store::write_atomically(store.as_ref(), |target| {
+        for (item, outcome) in batch.iter_mut().zip(outcomes.iter_mut()) {
+            *outcome = own_error(target.set_owned(&item.key, std::mem::take(&mut item.value)));
         }
-        // Not expected of the auto-commit store; one commit per set is still correct.
-        Ok(None) => (batch.iter().map(|item| own_error(store.set(&item.key, &item.value))).collect(), None),
-        Err(e) => (vec![None; batch.len()], Some(e)),
-    };
+        Ok(())
+    })
+    .err();
     if let Some(failed) = failed.map(Arc::new) {
         for outcome in outcomes.iter_mut().filter(|o| o.is_none()) {
             *outcome = Some(failed.clone());

@@ -4,6 +4,7 @@
 //! large reads at once split the cores instead of oversubscribing them; codec libraries run
 //! single-threaded inside it.
 
+use crate::store::Sealed;
 use rayon::prelude::*;
 
 use super::chunk_sync;
@@ -294,7 +295,7 @@ impl Array {
         // A read-modify-write: stored only if no other writer stored the chunk meanwhile
         // (`chunk_sync`), read again otherwise.
         loop {
-            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
+            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(Sealed::new()), &key);
             let (mut chunk, read) = match self.read_chunk_for_update(&key)? {
                 Some(stored) => stored,
                 None => (self.fill_chunk()?, None),
@@ -442,7 +443,7 @@ impl Array {
         chunk: Vec<u8>,
     ) -> Result<bool, Error> {
         let encoded = self.encode_unless_fill(key, chunk)?;
-        if seen.is_none() && self.store.bumps_chunk_versions_at_commit() {
+        if seen.is_none() && self.store.bumps_chunk_versions_at_commit(Sealed::new()) {
             // A whole-chunk write in a data scope: nothing to check, and the commit bumps the
             // chunk's counter once the value is visible.
             match encoded {
@@ -452,7 +453,7 @@ impl Array {
             return Ok(true);
         }
         let (seen, read) = (seen.map(|s| s.0), seen.and_then(|s| s.1));
-        if seen.is_some_and(|seen| self.store.defer_chunk_check(key, seen)) {
+        if seen.is_some_and(|seen| self.store.defer_chunk_check(key, seen, Sealed::new())) {
             // The store checks `seen` when it commits (an auto-commit region write).
             match encoded {
                 Some(encoded) => self.store.set_owned(key, encoded)?,
@@ -463,7 +464,7 @@ impl Array {
         let still_as_read = || Ok(fingerprint(self.store.get(key)?.as_deref()) == read);
         chunk_sync::store_if_unchanged(
             &self.synchronizer,
-            self.store.chunk_versions(),
+            self.store.chunk_versions(Sealed::new()),
             key,
             seen,
             still_as_read,

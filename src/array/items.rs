@@ -7,6 +7,7 @@
 //! every chunk they touch, under the same chunk versions as any partial write, so concurrent
 //! writers lose nothing.
 
+use crate::store::Sealed;
 use std::borrow::Cow;
 
 use super::{chunk_sync, Array};
@@ -288,7 +289,7 @@ impl Array {
             }
             // A read-modify-write, retried when another writer stored the chunk meanwhile.
             loop {
-                let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
+                let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(Sealed::new()), &key);
                 let (base, read) = match self.read_chunk_for_update(&key)? {
                     Some(found) => found,
                     None => (self.fill_items()?, None),

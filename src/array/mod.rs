@@ -10,6 +10,7 @@ mod ndarray;
 mod resize;
 mod stream;
 
+use crate::store::Sealed;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -186,7 +187,7 @@ impl Array {
     /// write transaction for writes, a snapshot for reads, when the store is a database in
     /// auto-commit mode; directly otherwise.
     pub(crate) fn scoped<R>(&self, write: bool, f: impl FnOnce(&Array) -> Result<R, Error>) -> Result<R, Error> {
-        match self.store.begin_scope(write)? {
+        match self.store.begin_scope(write, Sealed::new())? {
             None => f(self),
             Some(scope) => {
                 let inside = Array { store: scope.store(), ..self.clone() };
@@ -202,7 +203,7 @@ impl Array {
     /// runs again when another writer stored a chunk it read meanwhile.
     pub(crate) fn scoped_data(&self, f: impl Fn(&Array) -> Result<(), Error>) -> Result<(), Error> {
         for _ in 0..OPTIMISTIC_ATTEMPTS {
-            let Some(scope) = self.store.begin_data_scope()? else { return f(self) };
+            let Some(scope) = self.store.begin_data_scope(Sealed::new())? else { return f(self) };
             let inside = Array { store: scope.store(), ..self.clone() };
             f(&inside)?;
             if scope.finish_checked()? {

@@ -10,6 +10,7 @@ use super::{chunk_sync, Array, Element};
 use crate::codec::region::{self, BoxIn};
 use crate::error::{ArrayError, Error};
 use crate::metadata::ArrayMetadata;
+use crate::store::Sealed;
 
 impl Array {
     /// Change the shape (any dimension may grow or shrink), in one atomic step.
@@ -156,7 +157,7 @@ impl Array {
             // (and finds the chunk outside the array) instead of storing it again.
             chunk_sync::store_if_unchanged(
                 &self.synchronizer,
-                self.store.chunk_versions(),
+                self.store.chunk_versions(Sealed::new()),
                 &key,
                 None,
                 || Ok(true),
@@ -172,7 +173,7 @@ impl Array {
         let zero = vec![0; chunk.len()];
         let whole = BoxIn { shape: chunk, start: &zero };
         loop {
-            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(), &key);
+            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(Sealed::new()), &key);
             let Some((stored, read)) = self.read_chunk_for_update(&key)? else { return Ok(()) };
             let trimmed = if spec.data_type.is_variable_length() {
                 self.trim_items(&stored, &kept, &key)?

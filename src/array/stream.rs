@@ -15,6 +15,7 @@
 //!
 //! [`Store::begin_stream`]: crate::store::Store::begin_stream
 
+use crate::store::Sealed;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -53,7 +54,7 @@ impl Array {
         // What the engine may have to hold: every chunk touched, whole, at its largest encoding
         // (LMDB sizes its map by it before the transaction; it cannot grow in the middle).
         let expected = (parts.len() as u64).saturating_mul(self.chain().max_encoded_size());
-        let Some(mut stream) = self.store.begin_stream(expected)? else { return Ok(false) };
+        let Some(mut stream) = self.store.begin_stream(expected, Sealed::new())? else { return Ok(false) };
         // Chunks the region covers in part are read here: the stream excludes other writers, so
         // this is the latest state.
         let before = Array { store: stream.before(), ..self.clone() };

@@ -4,6 +4,7 @@
 //! scope first ([`Store::begin_scope`]), so a region write that touches a thousand chunks is one
 //! commit (and one fsync), not a thousand, and a region read sees one snapshot.
 
+use crate::store::Sealed;
 use std::sync::Arc;
 
 use super::data_scope::DataScope;
@@ -123,19 +124,19 @@ impl Store for AutoCommitStore {
         self.db.backend.name()
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self.db.versions
     }
 
-    fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, Error> {
+    fn begin_data_scope(&self, _sealed: Sealed) -> Result<Option<Box<dyn StoreScope>>, Error> {
         Ok(Some(Box::new(DataScope::begin(self.db.clone())?)))
     }
 
-    fn begin_stream(&self, expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, Error> {
+    fn begin_stream(&self, expected_bytes: u64, _sealed: Sealed) -> Result<Option<Box<dyn StreamScope>>, Error> {
         Ok(Some(Box::new(super::bulk::BulkWrite::begin(&self.db, expected_bytes, false)?)))
     }
 
-    fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, Error> {
+    fn begin_scope(&self, write: bool, _sealed: Sealed) -> Result<Option<Box<dyn StoreScope>>, Error> {
         Ok(Some(if write {
             Box::new(TxnScope(Transaction::begin(self.db.clone())?))
         } else {

@@ -12,6 +12,7 @@
 //! Every read takes a fresh snapshot, after the chunk's version was noted, so it sees every
 //! commit that version accounts for.
 
+use crate::store::Sealed;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -231,15 +232,15 @@ impl Store for DataStore {
         self.db.backend.name()
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self.db.versions
     }
 
-    fn bumps_chunk_versions_at_commit(&self) -> bool {
+    fn bumps_chunk_versions_at_commit(&self, _sealed: Sealed) -> bool {
         true
     }
 
-    fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
+    fn defer_chunk_check(&self, key: &str, version: u64, _sealed: Sealed) -> bool {
         self.with("set", key, |s| {
             let read = s.read.get(key).copied().flatten();
             s.checks.push(Check { key: key.to_owned(), version, read });

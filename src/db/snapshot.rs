@@ -1,5 +1,6 @@
 //! Read snapshots: a read-only store fixed at one commit.
 
+use crate::store::Sealed;
 use std::sync::Arc;
 
 use super::overlay;
@@ -132,7 +133,7 @@ impl Store for SnapshotStore {
         self.kind
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self._db.versions
     }
 }

@@ -6,6 +6,7 @@
 //! the transaction discards the buffer. Since only one write transaction is open at a time and it
 //! read from the latest commit, transactions are serializable.
 
+use crate::store::Sealed;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RawMutex};
@@ -339,7 +340,7 @@ impl Store for TxnStore {
         self.db.backend.name()
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self.db.versions
     }
 }

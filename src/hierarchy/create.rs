@@ -1,6 +1,7 @@
 //! Creating nodes: the hierarchy rules that hold across the path (no node under an array, one
 //! node per path) and explicit parent groups.
 
+use crate::store::Sealed;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -98,7 +99,7 @@ impl Group {
 /// Run `f` in one atomic unit of `store` when it offers one, so the checks and the writes of a
 /// creation happen in one transaction and a concurrent creation cannot slip in between.
 pub(super) fn in_scope(store: &Arc<dyn Store>, f: impl FnOnce(&dyn Store) -> Result<(), Error>) -> Result<(), Error> {
-    match store.begin_scope(true)? {
+    match store.begin_scope(true, Sealed::new())? {
         None => f(store.as_ref()),
         Some(scope) => {
             f(scope.store().as_ref())?;

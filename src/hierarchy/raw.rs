@@ -13,6 +13,7 @@
 //! records only that its writer wants it consolidated, and reading that document through
 //! [`RawAccess`] fills the member afresh from the documents stored now.
 
+use crate::store::Sealed;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -91,7 +92,7 @@ impl<'a> RawAccess<'a> {
             }
             _ => None,
         };
-        let scope = self.store.begin_scope(true)?;
+        let scope = self.store.begin_scope(true, Sealed::new())?;
         let target = scope.as_ref().map(|s| s.store());
         let target: &dyn Store = target.as_deref().unwrap_or(self.store);
         for ancestor in path.ancestors() {
@@ -115,7 +116,7 @@ impl<'a> RawAccess<'a> {
     /// Run `read` on one commit: a snapshot of an auto-commit database store, the store itself
     /// otherwise.
     fn read_consistently<T>(&self, read: impl FnOnce(&dyn Store) -> Result<T, Error>) -> Result<T, Error> {
-        let scope = self.store.begin_scope(false)?;
+        let scope = self.store.begin_scope(false, Sealed::new())?;
         let view = scope.as_ref().map(|s| s.store());
         let result = read(view.as_deref().unwrap_or(self.store))?;
         if let Some(scope) = scope {

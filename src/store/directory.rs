@@ -4,6 +4,7 @@
 //! sees the old or the new value, never a torn one; a crash leaves at most a stray temporary file,
 //! which listings skip. There is no multi-key atomicity.
 
+use crate::store::Sealed;
 use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -288,7 +289,7 @@ impl Store for DirectoryStore {
         "directory"
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self.versions
     }
 }

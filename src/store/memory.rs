@@ -1,5 +1,6 @@
 //! An in-memory store: a sorted map behind a lock. For tests and scratch work.
 
+use crate::store::Sealed;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Arc, RwLock};
@@ -149,7 +150,7 @@ impl Store for MemoryStore {
         }
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         &self.versions
     }
 

@@ -187,11 +187,17 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
 
     /// Group the next several operations into one atomic step, where this store can.
     ///
+    /// This and the methods below are zarrdb's hooks into a store's transactions: they take a
+    /// [`Sealed`] token that only zarrdb can make, so only zarrdb calls them. A store of your own
+    /// keeps their defaults; a store that wraps another forwards each to the wrapped store with
+    /// the token it was given. To group reads or writes from outside, use [`read_consistently`]
+    /// and [`write_atomically`].
+    ///
     /// A database store in auto-commit mode returns a write transaction (`write`) or a read
     /// snapshot; array and group operations that touch several keys (a region write, a node
     /// creation) run inside it, so they commit as one. Stores that are already a transaction, or
     /// that cannot group writes (memory, directory), return `None` and the operation runs directly.
-    fn begin_scope(&self, write: bool) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
+    fn begin_scope(&self, write: bool, _sealed: Sealed) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
         let _ = write;
         Ok(None)
     }
@@ -200,15 +206,15 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
     /// write). A database in auto-commit mode returns a scope that takes the writer lock only to
     /// commit, so encoding runs in parallel with other writers; its commit validates the chunks
     /// read (see [`Store::defer_chunk_check`]), and the operation runs again when one changed.
-    fn begin_data_scope(&self) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
-        self.begin_scope(true)
+    fn begin_data_scope(&self, sealed: Sealed) -> Result<Option<Box<dyn StoreScope>>, crate::Error> {
+        self.begin_scope(true, sealed)
     }
 
     /// Take over the check that chunk `key` is still at `version` (its version in
     /// [`Store::chunk_versions`] when it was read for a read-modify-write): `true` when this store checks it
     /// at its commit instead. Stores that apply writes at once return `false`, and the write is
     /// checked and applied under the chunk's lock.
-    fn defer_chunk_check(&self, key: &str, version: u64) -> bool {
+    fn defer_chunk_check(&self, key: &str, version: u64, _sealed: Sealed) -> bool {
         let _ = (key, version);
         false
     }
@@ -219,7 +225,7 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
     /// file or folder. A store that wraps another must return the wrapped store's table, or
     /// writers through the wrapper and writers of the wrapped store would not see each other's
     /// writes. The default is one table shared by every store that keeps the default.
-    fn chunk_versions(&self) -> &ChunkVersions {
+    fn chunk_versions(&self, _sealed: Sealed) -> &ChunkVersions {
         ChunkVersions::process_wide()
     }
 
@@ -227,7 +233,7 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
     /// commits (a database's auto-commit data scope). A write buffered there must not bump them
     /// itself: the bump would come before the data is visible, and it would fail this same
     /// scope's checks of other chunks sharing the counter, at every retry.
-    fn bumps_chunk_versions_at_commit(&self) -> bool {
+    fn bumps_chunk_versions_at_commit(&self, _sealed: Sealed) -> bool {
         false
     }
 
@@ -236,9 +242,78 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
     /// transaction that takes each value as soon as it is encoded, so encoding, the engine's
     /// copying and its file writes overlap, and memory holds a few values instead of the whole
     /// write. Other stores return `None`, and the write runs as it would otherwise.
-    fn begin_stream(&self, expected_bytes: u64) -> Result<Option<Box<dyn StreamScope>>, crate::Error> {
+    fn begin_stream(&self, expected_bytes: u64, _sealed: Sealed) -> Result<Option<Box<dyn StreamScope>>, crate::Error> {
         let _ = expected_bytes;
         Ok(None)
+    }
+}
+
+/// The token of [`Store`]'s transaction hooks: only zarrdb makes one, so only zarrdb calls them,
+/// and a wrapping store passes on the one it was given.
+#[derive(Clone, Copy, Debug)]
+pub struct Sealed(());
+
+impl Sealed {
+    pub(crate) const fn new() -> Sealed {
+        Sealed(())
+    }
+}
+
+/// Run `read` on one state of `store`: on an auto-commit database store, a snapshot taken for it
+/// (so several reads agree with each other); on any other store, the store itself.
+///
+/// ```
+/// use zarrdb::Database;
+/// use zarrdb::store::read_consistently;
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::create(dir.path().join("db.zarrdb"))?;
+/// db.store().set("a/zarr.json", b"{}")?;
+/// let (size, value) = read_consistently(db.store().as_ref(), |view| Ok((view.size("a/zarr.json")?, view.get("a/zarr.json")?)))?;
+/// assert_eq!(size, Some(2));
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+pub fn read_consistently<T>(
+    store: &dyn Store,
+    read: impl FnOnce(&dyn Store) -> Result<T, crate::Error>,
+) -> Result<T, crate::Error> {
+    let scope = store.begin_scope(false, Sealed::new())?;
+    let view = scope.as_ref().map(|s| s.store());
+    let result = read(view.as_deref().unwrap_or(store))?;
+    if let Some(scope) = scope {
+        scope.finish()?;
+    }
+    Ok(result)
+}
+
+/// Run `write` so that its writes commit as one atomic step where `store` can: on an
+/// auto-commit database store, one commit (shared, under group commit, with other threads'
+/// region writes that finish at the same time); on any other store, directly. If the commit
+/// fails, nothing of `write` is kept and its error is returned.
+///
+/// ```
+/// use zarrdb::Database;
+/// use zarrdb::store::write_atomically;
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::create(dir.path().join("db.zarrdb"))?;
+/// write_atomically(db.store().as_ref(), |target| {
+///     target.set("a/c/0", b"x")?;
+///     target.set("a/c/1", b"y")?;
+///     Ok(())
+/// })?;
+/// assert_eq!(db.store().get("a/c/1")?.as_deref(), Some(&b"y"[..]));
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+pub fn write_atomically<T>(
+    store: &dyn Store,
+    write: impl FnOnce(&dyn Store) -> Result<T, crate::Error>,
+) -> Result<T, crate::Error> {
+    match store.begin_data_scope(Sealed::new())? {
+        Some(scope) => {
+            let result = write(scope.store().as_ref())?;
+            scope.finish()?;
+            Ok(result)
+        }
+        None => write(store),
     }
 }
 

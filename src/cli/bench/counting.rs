@@ -2,6 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use zarrdb::store::Sealed;
 
 use zarrdb::error::StoreError;
 use zarrdb::store::{
@@ -80,7 +81,7 @@ impl Store for Counting {
         self.inner.kind()
     }
 
-    fn chunk_versions(&self) -> &ChunkVersions {
-        self.inner.chunk_versions()
+    fn chunk_versions(&self, sealed: Sealed) -> &ChunkVersions {
+        self.inner.chunk_versions(sealed)
     }
 }
