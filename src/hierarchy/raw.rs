@@ -56,7 +56,7 @@ impl<'a> RawAccess<'a> {
     /// that metadata computed from the documents stored now, all read at one commit.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, Error> {
         let Some(path) = document_path(key)? else { return Ok(self.store.get(key)?) };
-        self.read_consistently(|store| {
+        crate::store::read_consistently(self.store, |store| {
             let Some(bytes) = store.get(key)? else { return Ok(None) };
             match wants_consolidation(&bytes) {
                 Some(document) => consolidate(store, &path, document).map(Some),
@@ -111,18 +111,6 @@ impl<'a> RawAccess<'a> {
     /// presents; every other key passes through as it is.
     pub fn is_document(key: &str) -> bool {
         key == METADATA_KEY || key.strip_suffix(METADATA_KEY).is_some_and(|rest| rest.ends_with('/'))
-    }
-
-    /// Run `read` on one commit: a snapshot of an auto-commit database store, the store itself
-    /// otherwise.
-    fn read_consistently<T>(&self, read: impl FnOnce(&dyn Store) -> Result<T, Error>) -> Result<T, Error> {
-        let scope = self.store.begin_scope(false, Sealed::new())?;
-        let view = scope.as_ref().map(|s| s.store());
-        let result = read(view.as_deref().unwrap_or(self.store))?;
-        if let Some(scope) = scope {
-            scope.finish()?;
-        }
-        Ok(result)
     }
 }
 
