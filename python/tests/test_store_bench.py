@@ -18,9 +18,12 @@ STORES = {
     "zarrdb_single",
     "zarrdb_pipeline",
     "zarrdb_cache1g",
+    "zarrdb_pipeline_fast",
+    "zarrdb_pipeline_cache1g",
     "local_sync",
     "local",
     "memory",
+    "disk_sync",
 }
 
 
