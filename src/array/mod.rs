@@ -27,6 +27,20 @@ use crate::metadata::{ArrayMetadata, DataType, FillValue};
 use crate::store::Store;
 
 /// A handle on an array in a store. Cheap to clone; clones share the store.
+///
+/// ```
+/// use zarrdb::{Array, ArrayMetadata, DataType, Database};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::create(dir.path().join("run.zarrdb"))?;
+/// let meta = ArrayMetadata::new(DataType::Int32, vec![100, 100], vec![10, 10]);
+/// let mut counts = Array::create(db.store(), "/counts", meta)?;
+/// counts.write_region(&[5, 5], &[1, 3], &[1, 2, 3])?; // one atomic commit
+/// counts.resize(&[200, 100])?;
+/// let again = Array::open(db.store(), "/counts")?;
+/// assert_eq!(again.shape(), [200, 100]);
+/// assert_eq!(again.read_region::<i32>(&[5, 4], &[1, 5])?, [0, 1, 2, 3, 0]);
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Array {
     store: Arc<dyn Store>,

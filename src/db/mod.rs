@@ -39,6 +39,14 @@ use crate::store::kv::KvEngine;
 use crate::store::{ChunkVersions, Store, StoreCapabilities};
 
 /// The embedded engine that holds a database.
+///
+/// ```
+/// use zarrdb::{Backend, Database};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::builder().backend(Backend::Lmdb).create(dir.path().join("data.lmdb"))?;
+/// assert_eq!(db.backend(), Backend::Lmdb);
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
@@ -72,6 +80,16 @@ impl Backend {
 }
 
 /// When a commit reaches the disk.
+///
+/// ```
+/// use zarrdb::{Database, Durability};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = Database::builder().durability(Durability::Fast).create(dir.path().join("scratch.zarrdb"))?;
+/// db.store().set("a/zarr.json", br#"{"zarr_format": 3, "node_type": "group"}"#)?;
+/// drop(db); // closing makes fast commits durable
+/// assert!(Database::open(dir.path().join("scratch.zarrdb"))?.store().get("a/zarr.json")?.is_some());
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Durability {

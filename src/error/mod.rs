@@ -546,6 +546,18 @@ pub enum TransactionError {
 }
 
 /// Any zarrdb error. Each variant carries the family error and, where it helps, where it happened.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrdb::error::{ArrayError, NodeError};
+/// use zarrdb::{Array, ArrayMetadata, DataType, Error, MemoryStore, Store};
+/// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// assert!(matches!(Array::open(store.clone(), "/missing"), Err(Error::Node(NodeError::NotFound { .. }))));
+/// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt8, vec![4], vec![2]))?;
+/// let err = a.write_region::<u8>(&[3], &[2], &[1, 2]).unwrap_err();
+/// assert!(matches!(err, Error::Array(ArrayError::OutOfBounds { .. })), "{err}");
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -11,6 +11,20 @@ use crate::metadata::{GroupMetadata, NodeMetadata};
 use crate::store::Store;
 
 /// A handle on a group. Implicit groups (no `zarr.json`, implied by descendants) have no metadata.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrdb::{Array, ArrayMetadata, DataType, Group, MemoryStore, Node, Store};
+/// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// let mut attributes = serde_json::Map::new();
+/// attributes.insert("title".into(), "a run".into());
+/// Group::create(store.clone(), "/run", attributes)?;
+/// Array::create(store.clone(), "/run/t", ArrayMetadata::new(DataType::Float32, vec![4], vec![2]))?;
+/// let run = Group::open(store, "/run")?;
+/// assert_eq!(run.attributes()["title"], "a run");
+/// assert!(matches!(run.children()?.as_slice(), [Node::Array(a)] if a.path().as_str() == "/run/t"));
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Group {
     store: Arc<dyn Store>,

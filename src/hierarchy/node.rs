@@ -10,6 +10,19 @@ use crate::metadata::NodeMetadata;
 use crate::store::Store;
 
 /// An array or a group.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Node, Store};
+/// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// Array::create(store.clone(), "/a/b", ArrayMetadata::new(DataType::UInt8, vec![2], vec![2]))?;
+/// match Node::open(store.clone(), "/a")? {
+///     Node::Group(group) => assert_eq!(group.path().as_str(), "/a"), // created as a parent
+///     Node::Array(_) => unreachable!(),
+/// }
+/// assert!(matches!(Node::open(store, "/a/b")?, Node::Array(_)));
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 #[expect(
     clippy::large_enum_variant,

@@ -16,6 +16,13 @@ const MAX_ELEMENT_BYTES: u64 = 1 << 17;
 
 /// The element type of an array. Cheap to clone: the one type with a field list
 /// ([`DataType::Structured`]) shares it.
+///
+/// ```
+/// use zarrdb::DataType;
+/// assert_eq!(DataType::Float64.size(), 8);
+/// assert_eq!(DataType::Int16.to_string(), "int16");
+/// assert!(DataType::String.is_variable_length());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DataType {

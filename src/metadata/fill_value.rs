@@ -13,6 +13,13 @@ use crate::error::MetadataError;
 const FIELD: &str = "fill_value";
 
 /// The value of every element nobody has written; one element as little-endian bytes.
+///
+/// ```
+/// use zarrdb::{DataType, FillValue};
+/// let nan = FillValue::from_json(&serde_json::json!("NaN"), DataType::Float32).unwrap();
+/// assert!(f32::from_le_bytes(nan.as_le_bytes().try_into().unwrap()).is_nan());
+/// assert_eq!(FillValue::zero(DataType::Int16).as_le_bytes(), [0, 0]);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FillValue {
     bytes: Vec<u8>,

@@ -13,6 +13,15 @@ use super::{
 use crate::error::StoreError;
 
 /// A store held in memory; lost when dropped.
+///
+/// ```
+/// use zarrdb::store::{ListableStore, WritableStore};
+/// use zarrdb::MemoryStore;
+/// let store = MemoryStore::new();
+/// store.set("a/c/0", b"chunk")?;
+/// assert_eq!(store.list_prefix("a/")?, ["a/c/0"]);
+/// # Ok::<(), zarrdb::error::StoreError>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     /// Values are shared, so a reader copies one out after releasing the lock, and writers never
