@@ -95,6 +95,7 @@ impl Array {
                 source: CodecError::Corrupt {
                     codec: "bytes",
                     reason: format!("bool element {i} holds byte {:#04x}; a bool is 0 or 1", decoded[i]),
+                    source: None,
                 },
             }),
         }

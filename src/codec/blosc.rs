@@ -54,7 +54,7 @@ impl Blosc {
 }
 
 fn corrupt(reason: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec: "blosc", reason: reason.into() }
+    CodecError::Corrupt { codec: "blosc", reason: reason.into(), source: None }
 }
 
 impl BytesToBytes for Blosc {
@@ -63,6 +63,7 @@ impl BytesToBytes for Blosc {
             return Err(CodecError::Encode {
                 codec: "blosc",
                 reason: format!("{} bytes exceed the Blosc 1 limit", decoded.len()),
+                source: None,
             });
         }
         let mut out = vec![0u8; decoded.len() + OVERHEAD as usize];
@@ -88,6 +89,7 @@ impl BytesToBytes for Blosc {
             return Err(CodecError::Encode {
                 codec: "blosc",
                 reason: format!("blosc_compress_ctx returned {written}"),
+                source: None,
             });
         }
         out.truncate(written as usize);

@@ -34,17 +34,18 @@ impl Bz2 {
 impl BytesToBytes for Bz2 {
     fn encode(&self, decoded: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let mut encoder = BzEncoder::new(Vec::with_capacity(decoded.len() / 2 + 64), Compression::new(self.level));
-        encoder
-            .write_all(&decoded)
-            .and_then(|()| encoder.finish())
-            .map_err(|e| CodecError::Encode { codec: NAME, reason: e.to_string() })
+        encoder.write_all(&decoded).and_then(|()| encoder.finish()).map_err(|e| CodecError::Encode {
+            codec: NAME,
+            reason: e.to_string(),
+            source: Some(e.into()),
+        })
     }
 
     fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
         if encoded.is_empty() {
             // The decoder would read no stream at all and return nothing; an empty value is no
             // bzip2 data.
-            return Err(CodecError::Corrupt { codec: NAME, reason: "empty input".into() });
+            return Err(CodecError::Corrupt { codec: NAME, reason: "empty input".into(), source: None });
         }
         let mut out = Vec::new();
         let mut rest: &[u8] = &encoded;
@@ -61,7 +62,9 @@ impl BytesToBytes for Bz2 {
             // Below the limit, `Ok` means the stream reached its end marker.
             match result {
                 Ok(_) => rest = decoder.into_inner(),
-                Err(e) if first => return Err(CodecError::Corrupt { codec: NAME, reason: e.to_string() }),
+                Err(e) if first => {
+                    return Err(CodecError::Corrupt { codec: NAME, reason: e.to_string(), source: Some(e.into()) })
+                }
                 Err(_) => {
                     out.truncate(before);
                     break;

@@ -21,6 +21,7 @@ fn verify(encoded: &[u8], max_decoded: u64) -> Result<usize, CodecError> {
         return Err(CodecError::Corrupt {
             codec: "crc32c",
             reason: format!("{} bytes cannot hold a checksum", encoded.len()),
+            source: None,
         });
     };
     if body_len as u64 > max_decoded {

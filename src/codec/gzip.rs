@@ -28,10 +28,11 @@ impl Gzip {
 impl BytesToBytes for Gzip {
     fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let mut encoder = GzEncoder::new(Vec::with_capacity(decoded.len() / 2 + 64), Compression::new(self.level));
-        encoder
-            .write_all(&decoded)
-            .and_then(|()| encoder.finish())
-            .map_err(|e| CodecError::Encode { codec: "gzip", reason: e.to_string() })
+        encoder.write_all(&decoded).and_then(|()| encoder.finish()).map_err(|e| CodecError::Encode {
+            codec: "gzip",
+            reason: e.to_string(),
+            source: Some(e.into()),
+        })
     }
 
     fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
@@ -41,7 +42,7 @@ impl BytesToBytes for Gzip {
         MultiGzDecoder::new(&encoded[..])
             .take(max_decoded + 1)
             .read_to_end(&mut out)
-            .map_err(|e| CodecError::Corrupt { codec: "gzip", reason: e.to_string() })?;
+            .map_err(|e| CodecError::Corrupt { codec: "gzip", reason: e.to_string(), source: Some(e.into()) })?;
         if out.len() as u64 > max_decoded {
             return Err(CodecError::TooLarge { codec: "gzip", limit: max_decoded });
         }

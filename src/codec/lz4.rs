@@ -32,7 +32,7 @@ impl Lz4 {
 }
 
 fn corrupt(reason: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec: NAME, reason: reason.into() }
+    CodecError::Corrupt { codec: NAME, reason: reason.into(), source: None }
 }
 
 impl BytesToBytes for Lz4 {
@@ -41,12 +41,16 @@ impl BytesToBytes for Lz4 {
             return Err(CodecError::Encode {
                 codec: NAME,
                 reason: format!("{} bytes exceed LZ4's limit", decoded.len()),
+                source: None,
             });
         }
         // numcodecs passes a non-positive acceleration as 1.
         let mode = CompressionMode::FAST(self.acceleration.max(1));
-        block::compress(&decoded, Some(mode), true)
-            .map_err(|e| CodecError::Encode { codec: NAME, reason: e.to_string() })
+        block::compress(&decoded, Some(mode), true).map_err(|e| CodecError::Encode {
+            codec: NAME,
+            reason: e.to_string(),
+            source: Some(e.into()),
+        })
     }
 
     fn decode(&self, encoded: Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {

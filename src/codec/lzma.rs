@@ -233,7 +233,7 @@ impl Lzma {
     /// Decode one stream from the start of `input` into `out`, never holding more than
     /// `max_decoded` bytes; returns the input bytes the stream took.
     fn decode_stream(&self, input: &[u8], out: &mut Vec<u8>, max_decoded: u64) -> Result<usize, CodecError> {
-        let corrupt = |reason: String| CodecError::Corrupt { codec: NAME, reason };
+        let corrupt = |reason: String| CodecError::Corrupt { codec: NAME, reason, source: None };
         let mut stream = self.decoder(max_decoded).map_err(|e| corrupt(format!("cannot start the decoder: {e:?}")))?;
         let mut buf = vec![0u8; 64 << 10];
         let mut pos = 0usize;
@@ -259,7 +259,8 @@ impl Lzma {
 
 impl BytesToBytes for Lzma {
     fn encode(&self, decoded: Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
-        let encode_error = |e: liblzma::stream::Error| CodecError::Encode { codec: NAME, reason: format!("{e:?}") };
+        let encode_error =
+            |e: liblzma::stream::Error| CodecError::Encode { codec: NAME, reason: format!("{e:?}"), source: None };
         let mut stream = self.encoder().map_err(encode_error)?;
         let mut out = Vec::with_capacity(decoded.len() / 2 + 128);
         loop {

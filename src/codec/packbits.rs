@@ -58,6 +58,7 @@ impl ArrayToArray for PackBits {
             return Err(CodecError::Corrupt {
                 codec: NAME,
                 reason: format!("header says {} padding bits, the chunk's size needs {}", encoded[0], padding(n)),
+                source: None,
             });
         }
         let mut out = Vec::with_capacity(n as usize);

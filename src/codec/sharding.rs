@@ -53,7 +53,7 @@ pub(crate) struct Sharding {
 }
 
 fn corrupt(reason: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec: "sharding_indexed", reason: reason.into() }
+    CodecError::Corrupt { codec: "sharding_indexed", reason: reason.into(), source: None }
 }
 
 fn chain_list(config: &Config<'_>, field: &str) -> Result<Vec<NamedConfig>, CodecError> {

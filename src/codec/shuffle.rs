@@ -52,6 +52,7 @@ impl BytesToBytes for Shuffle {
         self.transpose(&decoded, false).ok_or_else(|| CodecError::Encode {
             codec: NAME,
             reason: format!("{} bytes are not whole elements of {} bytes", decoded.len(), self.elementsize),
+            source: None,
         })
     }
 
@@ -62,6 +63,7 @@ impl BytesToBytes for Shuffle {
         self.transpose(&encoded, true).ok_or_else(|| CodecError::Corrupt {
             codec: NAME,
             reason: format!("{} bytes are not whole elements of {} bytes", encoded.len(), self.elementsize),
+            source: None,
         })
     }
 

@@ -60,7 +60,7 @@ impl Vlen {
 }
 
 fn corrupt(codec: &'static str, reason: impl Into<String>) -> CodecError {
-    CodecError::Corrupt { codec, reason: reason.into() }
+    CodecError::Corrupt { codec, reason: reason.into(), source: None }
 }
 
 fn read_u32(buf: &[u8], at: usize) -> Option<u32> {
@@ -109,8 +109,11 @@ pub(crate) fn build<'a>(
     items: impl ExactSizeIterator<Item = &'a [u8]>,
     codec: &'static str,
 ) -> Result<Vec<u8>, CodecError> {
-    let count = u32::try_from(items.len())
-        .map_err(|_| CodecError::Encode { codec, reason: format!("{} items do not fit a u32 count", items.len()) })?;
+    let count = u32::try_from(items.len()).map_err(|_| CodecError::Encode {
+        codec,
+        reason: format!("{} items do not fit a u32 count", items.len()),
+        source: None,
+    })?;
     let mut out = Vec::new();
     out.extend_from_slice(&count.to_le_bytes());
     for item in items {

@@ -33,10 +33,11 @@ impl Zlib {
 impl BytesToBytes for Zlib {
     fn encode(&self, decoded: std::borrow::Cow<'_, [u8]>) -> Result<Vec<u8>, CodecError> {
         let mut encoder = ZlibEncoder::new(Vec::with_capacity(decoded.len() / 2 + 64), Compression::new(self.level));
-        encoder
-            .write_all(&decoded)
-            .and_then(|()| encoder.finish())
-            .map_err(|e| CodecError::Encode { codec: NAME, reason: e.to_string() })
+        encoder.write_all(&decoded).and_then(|()| encoder.finish()).map_err(|e| CodecError::Encode {
+            codec: NAME,
+            reason: e.to_string(),
+            source: Some(e.into()),
+        })
     }
 
     fn decode(&self, encoded: std::borrow::Cow<'_, [u8]>, max_decoded: u64) -> Result<Vec<u8>, CodecError> {
@@ -44,10 +45,11 @@ impl BytesToBytes for Zlib {
         // ever holding more than the limit.
         let mut decoder = ZlibDecoder::new(&encoded[..]);
         let mut out = Vec::new();
-        (&mut decoder)
-            .take(max_decoded.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|e| CodecError::Corrupt { codec: NAME, reason: e.to_string() })?;
+        (&mut decoder).take(max_decoded.saturating_add(1)).read_to_end(&mut out).map_err(|e| CodecError::Corrupt {
+            codec: NAME,
+            reason: e.to_string(),
+            source: Some(e.into()),
+        })?;
         if out.len() as u64 > max_decoded {
             return Err(CodecError::TooLarge { codec: NAME, limit: max_decoded });
         }
@@ -60,6 +62,7 @@ impl BytesToBytes for Zlib {
                     "{} bytes follow the end of the zlib stream",
                     encoded.len() as u64 - decoder.total_in()
                 ),
+                source: None,
             });
         }
         Ok(out)
@@ -120,9 +123,17 @@ mod tests {
         let zlib = codec(json!({"level": 5})).unwrap();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         std::io::Write::write_all(&mut gz, b"hello").unwrap();
+        let garbage = zlib.decode(Cow::Borrowed(b"not a zlib stream"), 1 << 20).unwrap_err();
+        assert!(std::error::Error::source(&garbage).is_some(), "the inflater's error is kept: {garbage:?}");
         for bad in [gz.finish().unwrap(), b"not a zlib stream".to_vec(), vec![]] {
             match zlib.decode(Cow::Owned(bad), 1 << 20) {
-                Err(CodecError::Corrupt { codec, .. }) => assert_eq!(codec, NAME),
+                Err(CodecError::Corrupt { codec, source, .. }) => {
+                    assert_eq!(codec, NAME);
+                    // Where the inflater refused the bytes, its own error is kept, not only its text.
+                    if let Some(source) = source {
+                        assert!(source.downcast_ref::<std::io::Error>().is_some(), "{source}");
+                    }
+                }
                 other => panic!("expected Corrupt, got {other:?}"),
             }
         }

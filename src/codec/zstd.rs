@@ -36,10 +36,11 @@ fn with_decompressor<R>(
         let mut slot = cell.borrow_mut();
         let decompressor = match slot.as_mut() {
             Some(d) => d,
-            None => slot.insert(
-                zstd::bulk::Decompressor::new()
-                    .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?,
-            ),
+            None => slot.insert(zstd::bulk::Decompressor::new().map_err(|e| CodecError::Corrupt {
+                codec: "zstd",
+                reason: e.to_string(),
+                source: Some(e.into()),
+            })?),
         };
         f(decompressor)
     })
@@ -66,10 +67,13 @@ fn decode_bounded(encoded: &[u8], max_decoded: u64, out: &mut Vec<u8>) -> Result
         }
         _ => {
             // One byte past the limit tells a bomb from a frame of exactly the limit.
-            let decoder = zstd::stream::read::Decoder::with_buffer(encoded)
-                .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
+            let decoder = zstd::stream::read::Decoder::with_buffer(encoded).map_err(|e| CodecError::Corrupt {
+                codec: "zstd",
+                reason: e.to_string(),
+                source: Some(e.into()),
+            })?;
             std::io::Read::read_to_end(&mut std::io::Read::take(decoder, max_decoded.saturating_add(1)), out)
-                .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
+                .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string(), source: Some(e.into()) })?;
         }
     }
     // zstd may write up to the buffer's capacity, which a reused buffer can have beyond the limit.
@@ -84,7 +88,7 @@ fn decompress_error(e: &std::io::Error, max_decoded: u64) -> CodecError {
     if reason.contains("Destination buffer is too small") {
         CodecError::TooLarge { codec: "zstd", limit: max_decoded }
     } else {
-        CodecError::Corrupt { codec: "zstd", reason }
+        CodecError::Corrupt { codec: "zstd", reason, source: None }
     }
 }
 
@@ -96,7 +100,8 @@ impl BytesToBytes for Zstd {
     }
 
     fn encode_append(&self, decoded: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
-        let fail = |e: std::io::Error| CodecError::Encode { codec: "zstd", reason: e.to_string() };
+        let fail =
+            |e: std::io::Error| CodecError::Encode { codec: "zstd", reason: e.to_string(), source: Some(e.into()) };
         // Room for the worst case, so the frame is written once, in place, after what `out` holds.
         out.reserve(zstd::zstd_safe::compress_bound(decoded.len()));
         COMPRESSOR.with(|cell| {

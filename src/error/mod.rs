@@ -190,6 +190,9 @@ pub enum StoreError {
         location: String,
         /// Why.
         reason: String,
+        /// The file system's error, where there was one.
+        #[source]
+        source: Option<io::Error>,
     },
 }
 
@@ -243,6 +246,9 @@ pub enum CodecError {
         codec: &'static str,
         /// What is wrong.
         reason: String,
+        /// The codec library's own error, where it found the damage.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// Decoding would produce more bytes than any valid chunk can hold (a decompression bomb or
     /// a corrupted stream); decoding stops at the limit.
@@ -269,6 +275,9 @@ pub enum CodecError {
         codec: &'static str,
         /// The library's reason.
         reason: String,
+        /// The codec library's own error, where it gave one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// A stored chunk does not decode to the size its metadata promises.
     #[error("codec \"{codec}\": decoded {actual} bytes, expected {expected}")]

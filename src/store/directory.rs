@@ -67,22 +67,26 @@ impl DirectoryStore {
     /// ```
     pub fn open(root: impl AsRef<Path>) -> Result<DirectoryStore, StoreError> {
         let root = root.as_ref();
-        let refuse = |reason: String| StoreError::Open { location: root.display().to_string(), reason };
+        let refuse = |reason: String, source| StoreError::Open { location: root.display().to_string(), reason, source };
+        let failed = |e: io::Error| refuse(e.to_string(), Some(e));
         match fs::metadata(root) {
             Ok(meta) if meta.is_dir() => {
-                let folder = Folder::open(root).map_err(|e| refuse(e.to_string()))?;
+                let folder = Folder::open(root).map_err(failed)?;
                 Ok(DirectoryStore { folder, versions: ChunkVersions::of_location(root) })
             }
-            Ok(_) => Err(refuse("not a directory".into())),
-            Err(e) => Err(refuse(e.to_string())),
+            Ok(_) => Err(refuse("not a directory".into(), None)),
+            Err(e) => Err(failed(e)),
         }
     }
 
     /// Open a folder as a store, creating it (and its parents) if missing.
     pub fn create(root: impl AsRef<Path>) -> Result<DirectoryStore, StoreError> {
         let root = root.as_ref();
-        fs::create_dir_all(root)
-            .map_err(|e| StoreError::Open { location: root.display().to_string(), reason: e.to_string() })?;
+        fs::create_dir_all(root).map_err(|e| StoreError::Open {
+            location: root.display().to_string(),
+            reason: e.to_string(),
+            source: Some(e),
+        })?;
         DirectoryStore::open(root)
     }
 
