@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::folder::{Dir, EntryKind, Folder, FolderError, MAX_DEPTH};
+use super::folder::{Dir, Entry, EntryKind, Folder, FolderError, MAX_DEPTH};
 use super::ChunkVersions;
 use super::{
     validate_key, ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore,
@@ -51,6 +51,13 @@ fn folder_err<'k>(operation: &'static str, key: &'k str) -> impl FnOnce(FolderEr
             StoreError::Symlink { key: key.to_owned(), link: path.display().to_string(), reason }
         }
     }
+}
+
+/// What a folder entry is to the store ([`DirectoryStore::listed`]).
+enum Listed<'e> {
+    Key(&'e str),
+    Folder(&'e str),
+    Nothing,
 }
 
 fn is_temp(name: &std::ffi::OsStr) -> bool {
@@ -108,25 +115,36 @@ impl DirectoryStore {
         if !rel.is_empty() && rel.split('/').count() > MAX_DEPTH {
             return Ok(());
         }
+        let child = |name: &str| if rel.is_empty() { name.to_owned() } else { format!("{rel}/{name}") };
         for entry in self.folder.entries(dir).map_err(folder_err("list", rel))? {
-            let Some(name) = entry.name.to_str() else { continue };
-            if is_temp(&entry.name) {
-                continue;
-            }
-            let key = if rel.is_empty() { name.to_owned() } else { format!("{rel}/{name}") };
-            match entry.kind {
-                EntryKind::Folder => {
+            match self.listed(dir, &entry) {
+                Listed::Key(name) => out.push(child(name)),
+                Listed::Folder(name) => {
+                    let key = child(name);
                     if let Some(inner) = self.folder.subdir(dir, name, false).map_err(folder_err("list", &key))? {
                         self.walk(&inner, out)?;
                     }
                 }
-                EntryKind::File => out.push(key),
-                // Listed only when the link may be read: to a file inside the folder.
-                EntryKind::Link if self.folder.open_in(dir, name).is_ok_and(|f| f.is_some()) => out.push(key),
-                EntryKind::Link | EntryKind::Other => {}
+                Listed::Nothing => {}
             }
         }
         Ok(())
+    }
+
+    /// How the store sees `entry` of `dir`: a key (a file, or a link the store may read: to a
+    /// file inside the folder), a folder, or nothing (a write's temporary file, a name that is
+    /// not UTF-8, any other link, a socket or a device).
+    fn listed<'e>(&self, dir: &Dir, entry: &'e Entry) -> Listed<'e> {
+        let Some(name) = entry.name.to_str() else { return Listed::Nothing };
+        if is_temp(&entry.name) {
+            return Listed::Nothing;
+        }
+        match entry.kind {
+            EntryKind::File => Listed::Key(name),
+            EntryKind::Link if self.folder.open_in(dir, name).is_ok_and(|f| f.is_some()) => Listed::Key(name),
+            EntryKind::Folder => Listed::Folder(name),
+            EntryKind::Link | EntryKind::Other => Listed::Nothing,
+        }
     }
 
     /// The folder `rel` of the store, `None` if it does not exist.
@@ -249,16 +267,9 @@ impl ListableStore for DirectoryStore {
         let mut listing = DirListing::default();
         let Some(dir) = self.dir("list_dir", prefix.strip_suffix('/').unwrap_or(""))? else { return Ok(listing) };
         for entry in self.folder.entries(&dir).map_err(folder_err("list_dir", prefix))? {
-            let Some(name) = entry.name.to_str() else { continue };
-            if is_temp(&entry.name) {
-                continue;
-            }
-            match entry.kind {
-                EntryKind::File => listing.keys.push(name.to_owned()),
-                EntryKind::Link if self.folder.open_in(&dir, name).is_ok_and(|f| f.is_some()) => {
-                    listing.keys.push(name.to_owned());
-                }
-                EntryKind::Folder => {
+            match self.listed(&dir, &entry) {
+                Listed::Key(name) => listing.keys.push(name.to_owned()),
+                Listed::Folder(name) => {
                     // A prefix exists only while it holds a key; skip folders left empty.
                     let Some(inner) = self.folder.subdir(&dir, name, false).map_err(folder_err("list_dir", prefix))?
                     else {
@@ -268,7 +279,7 @@ impl ListableStore for DirectoryStore {
                         listing.prefixes.push(name.to_owned());
                     }
                 }
-                EntryKind::Link | EntryKind::Other => {}
+                Listed::Nothing => {}
             }
         }
         listing.keys.sort();
