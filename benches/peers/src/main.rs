@@ -121,7 +121,8 @@ fn zarrdb_run(args: &Args, shape: &[u64], chunks: &[u64], data: Option<&[u8]>) -
 }
 
 fn zarrs_run(args: &Args, shape: &[u64], chunks: &[u64], data: Option<&[u8]>) -> Result<Vec<u8>> {
-    use zarrs::array::{Array, ArrayMetadata, ArraySubset};
+    use std::borrow::Cow;
+    use zarrs::array::{Array, ArrayBytes, ArrayMetadata, ArraySubset};
     use zarrs::filesystem::FilesystemStore;
     let dir = args.path.join("zarr");
     match data {
@@ -141,10 +142,9 @@ fn zarrs_run(args: &Args, shape: &[u64], chunks: &[u64], data: Option<&[u8]>) ->
             let metadata: ArrayMetadata = serde_json::from_value(metadata)?;
             let array = Array::new_with_metadata(store, "/", metadata)?;
             array.store_metadata()?;
-            let values: Vec<f32> =
-                bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            // The data's own bytes, as zarrdb gets them: no conversion inside the clock.
             let grid: Vec<u64> = shape.iter().zip(chunks).map(|(s, c)| s.div_ceil(*c)).collect();
-            array.store_chunks(&ArraySubset::new_with_shape(grid), &values)?;
+            array.store_chunks(&ArraySubset::new_with_shape(grid), ArrayBytes::new_flen(Cow::Borrowed(bytes)))?;
             if args.sync {
                 sync_tree(&dir)?;
             }
@@ -153,8 +153,9 @@ fn zarrs_run(args: &Args, shape: &[u64], chunks: &[u64], data: Option<&[u8]>) ->
         None => {
             let store = Arc::new(FilesystemStore::new(&dir)?);
             let array = Array::open(store, "/")?;
-            let values: Vec<f32> = array.retrieve_array_subset(&ArraySubset::new_with_shape(shape.to_vec()))?;
-            Ok(values.iter().flat_map(|v| v.to_le_bytes()).collect())
+            let read: ArrayBytes<'static> =
+                array.retrieve_array_subset(&ArraySubset::new_with_shape(shape.to_vec()))?;
+            Ok(read.into_fixed()?.into_owned())
         }
     }
 }
