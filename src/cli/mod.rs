@@ -4,6 +4,7 @@
 mod bench;
 mod cat;
 mod check;
+mod compact;
 mod demo;
 mod info;
 mod locator;
@@ -62,10 +63,20 @@ enum Command {
         /// Store locator.
         store: String,
     },
+    /// Give the space of erased and overwritten data back to the file system: the live data moves
+    /// to the front of the file, which is then cut. Each step is a commit, so an interrupted
+    /// compaction leaves the database intact. redb only (LMDB and sled: refused).
+    Compact {
+        /// Database locator: a redb file, or `redb:` + PATH.
+        database: String,
+        /// Print one JSON document: database, backend, bytes_before, bytes_after.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     Bench {
         /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children,
-        /// append_rows, concurrent_unaligned, group_commit, import_export.
+        /// append_rows, concurrent_unaligned, group_commit, import_export, compact.
         /// Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,
@@ -146,6 +157,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
         Command::Check { store } => check::run(&store),
+        Command::Compact { database, json } => compact::run(&database, json),
         Command::Bench { workloads, backends, runs, json, dir, durability } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }

@@ -13,6 +13,7 @@
 
 mod autocommit;
 mod bulk;
+mod compact;
 mod create;
 mod data_scope;
 mod disk_full;
@@ -31,6 +32,7 @@ use std::thread::ThreadId;
 use parking_lot::Mutex;
 
 pub(crate) use bulk::BulkWrite;
+pub use compact::Compaction;
 pub use snapshot::Snapshot;
 pub use transaction::Transaction;
 

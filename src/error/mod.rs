@@ -5,10 +5,12 @@
 
 use std::io;
 
+mod compact;
 mod plan;
 mod transfer;
 mod zip;
 
+pub use compact::CompactError;
 pub use plan::PlanError;
 pub use transfer::TransferError;
 pub use zip::ZipError;
@@ -606,4 +608,7 @@ pub enum Error {
     /// An import, export or copy failed.
     #[error(transparent)]
     Transfer(#[from] TransferError),
+    /// A compaction failed; the database is unchanged in content.
+    #[error(transparent)]
+    Compact(#[from] CompactError),
 }

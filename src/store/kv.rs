@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::ByteRange;
-use crate::error::StoreError;
+use crate::error::{CompactError, StoreError};
 
 /// A consistent, read-only view of the engine's keys at one commit.
 pub(crate) trait KvSnapshot: Send + Sync {
@@ -80,6 +80,18 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// as one batch, for engines without long-lived write transactions (sled).
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         Ok(Box::new(BufferedBulk { engine: self, batch: WriteBatch::default() }))
+    }
+
+    /// Give the file space of erased and overwritten data back to the file system, so the file
+    /// is about the size of the live data. Every step is a commit: a crash in the middle leaves
+    /// the database as before, or compacted in part, with all its data. `database` names it in
+    /// errors. The caller holds the database's writer lock.
+    fn compact(&self, database: &str) -> Result<(), CompactError> {
+        Err(CompactError::Unsupported {
+            database: database.to_owned(),
+            backend: "this engine",
+            why: "it has no compaction",
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod append_rows;
 mod band_writes;
+mod compact;
 mod concurrent_unaligned;
 mod counting;
 pub(crate) mod data;
@@ -22,7 +23,7 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 7] = [
+const ENGINE_WORKLOADS: [&str; 8] = [
     "sharded_partial",
     "list_children",
     "append_rows",
@@ -30,6 +31,7 @@ const ENGINE_WORKLOADS: [&str; 7] = [
     "concurrent_unaligned",
     "group_commit",
     "import_export",
+    "compact",
 ];
 
 /// Options of `zarrdb bench`.
@@ -114,6 +116,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "concurrent_unaligned" => concurrent_unaligned::run(target, opts.runs.max(1))?,
                 "group_commit" => group_commit::run(target, opts.runs.max(1))?,
                 "import_export" => import_export::run(target, opts.runs.max(1))?,
+                "compact" => compact::run(target, opts.runs.max(1))?,
                 _ => vec![list_children::run(target)?],
             };
             target.remove();
@@ -178,6 +181,15 @@ fn print_figure(f: &Value) {
             f["import_peak_rss_MB"],
             f["stored_MB"],
         ),
+        "compact" => println!(
+            "compact         {backend:<10} file / stored: {} written, {} after erasing half, {}",
+            f["file_per_stored_written"],
+            f["file_per_stored_erased"],
+            match (f["file_per_stored_compacted"].as_f64(), f["compact_s"].as_f64()) {
+                (Some(ratio), Some(s)) => format!("{ratio} compacted in {s} s"),
+                _ => "no compaction on this engine".to_owned(),
+            },
+        ),
         "concurrent_unaligned" => println!(
             "concurrent_unaligned {backend:<10} {} thread(s): {} writes/s, {} lost updates (commits: {})",
             f["threads"],
@@ -186,11 +198,13 @@ fn print_figure(f: &Value) {
             f["durability"].as_str().unwrap_or(""),
         ),
         _ => println!(
-            "{workload:<15} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB; commits: {})",
+            "{workload:<15} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB, file {} MB = {}x stored; commits: {})",
             f["write_MBps"].as_f64().unwrap_or(0.0),
             f["read_MBps"].as_f64().unwrap_or(0.0),
             f["stored_MB"],
             f["uncompressed_MB"],
+            f["file_MB"],
+            f["file_per_stored"],
             f["durability"].as_str().unwrap_or(""),
         ),
     }

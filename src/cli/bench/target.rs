@@ -38,6 +38,16 @@ impl Target {
         }
     }
 
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The durability its databases are opened with.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
     /// The folder the backend writes in (for measurements of its file system).
     pub fn folder(&self) -> &Path {
         self.path.parent().unwrap_or(Path::new("."))
@@ -80,6 +90,26 @@ impl Target {
                 .ok_or_else(|| CliError("bench: memory store reopened before creation".into()))?,
             None => Arc::new(DirectoryStore::open(&self.path)?),
         })
+    }
+
+    /// The bytes the store occupies on disk, apparent and allocated: the file's length (or the sum
+    /// over the files of a folder) and the blocks the file system gave them.
+    pub fn disk_bytes(&self) -> (u64, u64) {
+        fn walk(path: &Path, sums: &mut (u64, u64)) {
+            use std::os::unix::fs::MetadataExt;
+            let Ok(meta) = std::fs::symlink_metadata(path) else { return };
+            if meta.is_dir() {
+                for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                    walk(&entry.path(), sums);
+                }
+            } else {
+                sums.0 += meta.len();
+                sums.1 += meta.blocks() * 512;
+            }
+        }
+        let mut sums = (0, 0);
+        walk(&self.path, &mut sums);
+        sums
     }
 
     /// Delete what the backend wrote.

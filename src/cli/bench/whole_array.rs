@@ -48,6 +48,8 @@ pub(crate) struct Run {
     pub write_s: f64,
     pub read_s: f64,
     pub stored_bytes: u64,
+    /// What the store occupies on disk after the write and the read: apparent, allocated.
+    pub disk_bytes: (u64, u64),
 }
 
 /// Write and read the workload once on a fresh store of `target`, reopened between the two; the
@@ -72,7 +74,8 @@ pub(crate) fn run_once(name: &str, target: &Target, data: &[u8]) -> Result<Run, 
         return Err(CliError(format!("workload {name}: the data read back differs from the data written")));
     }
     let stored_bytes = array.stored_chunks()?.iter().map(|(_, size)| size).sum();
-    Ok(Run { write_s, read_s, stored_bytes })
+    drop((array, store));
+    Ok(Run { write_s, read_s, stored_bytes, disk_bytes: target.disk_bytes() })
 }
 
 /// Medians of `runs` runs of a whole-array workload on each target, the targets alternated
@@ -84,6 +87,7 @@ pub(crate) fn alternated(workload: &str, targets: &[Target], runs: usize) -> Res
     let mut writes = vec![Vec::new(); targets.len()];
     let mut reads = vec![Vec::new(); targets.len()];
     let mut stored = vec![0; targets.len()];
+    let mut disk = vec![(0, 0); targets.len()];
     for _ in 0..runs {
         for (i, target) in targets.iter().enumerate() {
             let run = run_once(workload, target, &data)?;
@@ -91,6 +95,7 @@ pub(crate) fn alternated(workload: &str, targets: &[Target], runs: usize) -> Res
             writes[i].push(mb / run.write_s);
             reads[i].push(mb / run.read_s);
             stored[i] = run.stored_bytes;
+            disk[i] = run.disk_bytes;
         }
     }
     let round = |x: f64| (x * 10.0).round() / 10.0;
@@ -107,6 +112,9 @@ pub(crate) fn alternated(workload: &str, targets: &[Target], runs: usize) -> Res
                 "runs": runs,
                 "uncompressed_MB": round(mb),
                 "stored_MB": round(stored[i] as f64 / 1e6),
+                "file_MB": round(disk[i].0 as f64 / 1e6),
+                "allocated_MB": round(disk[i].1 as f64 / 1e6),
+                "file_per_stored": (disk[i].0 as f64 / stored[i].max(1) as f64 * 100.0).round() / 100.0,
             })
         })
         .collect())

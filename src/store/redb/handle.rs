@@ -60,6 +60,21 @@ impl Handle {
         Ok(())
     }
 
+    /// Run `f` on the database with no other operation of this process inside it: the
+    /// exclusive lock waits for every running one to finish and holds off the next.
+    pub(super) fn exclusive<T>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce(&mut redb::Database) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.spent.load(Ordering::Acquire) {
+            self.reopen(operation)?;
+        }
+        let mut db = self.db.write();
+        let db = db.as_mut().ok_or_else(|| closed(operation))?;
+        self.note(f(db))
+    }
+
     /// Pass `result` on, marking the handle spent when it failed on an I/O error.
     pub(super) fn note<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if let Err(StoreError::Engine { backend: NAME, source, .. }) = &result {
@@ -75,6 +90,11 @@ impl Handle {
         if let Some((old, _)) = &mut self.reopen {
             *old = path.to_path_buf();
         }
+    }
+
+    /// The file's path, for handles that can be opened again.
+    pub(super) fn path(&self) -> Option<&std::path::Path> {
+        self.reopen.as_ref().map(|(path, _)| path.as_path())
     }
 
     /// Take the database out, to close it.

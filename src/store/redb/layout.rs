@@ -1,11 +1,13 @@
-//! How values are laid out in redb's table: large values split into segments sized to fill redb
-//! pages exactly.
+//! How values are laid out in redb's table: values larger than a page split into segments
+//! sized to fill redb pages.
 //!
 //! redb stores a value larger than a page in a leaf page of its own, whose size is the next power
-//! of two above key + value + 12 bytes of page header. A 1 MiB chunk therefore takes a 2 MiB page:
-//! the file doubles and every write copies twice what it needs (measured: 270 MB of 1 MiB values
-//! make a 539 MB file and write at a quarter of the speed of 512 KiB segments). So a value is cut
-//! into segments of `SEGMENT_PAGE - overhead` bytes, each filling a 512 KiB page:
+//! of two above key + value + 12 bytes of page header. A chunk whose size is a power of two
+//! (64 x 64 float32 = 16 KiB, 1 MiB) therefore takes a page twice its size: the file doubles and
+//! every write copies twice what it needs (measured: 270 MB of 1 MiB values made a 539 MB file
+//! and wrote at a quarter of the speed of 512 KiB segments; 256 KiB values made a file 2.0x
+//! their size). So a value is cut into segments of `page - overhead` bytes for the page size
+//! (4 KiB to 512 KiB) that wastes least, and a last, shorter segment:
 //!
 //! - segment 0 lives under the Zarr key itself, so small values (one segment) cost nothing extra
 //!   and keys stay exactly the Zarr keys;
@@ -13,19 +15,52 @@
 //!   these continuation keys sort right after their key and before any other key that starts with
 //!   it, and a listing recognises and skips them by the NUL.
 //!
-//! Every segment but the last is full, so a value's length is `last_index * segment + len(last)`,
-//! read without copying anything.
+//! Every segment but the last has the length of segment 0, so a value's length is
+//! `last_index * len(segment 0) + len(last)`, read without copying anything, and a byte range
+//! finds its segments by division. (Files written before the page size was chosen per value
+//! used 512 KiB pages for every value; the same rule reads them.)
 
-/// The page size segments fill.
-const SEGMENT_PAGE: usize = 512 * 1024;
+/// The largest page segments fill.
+const MAX_PAGE: usize = 512 * 1024;
+/// redb's smallest page.
+const MIN_PAGE: usize = 4096;
 /// redb's leaf header for one entry (12 bytes), the continuation suffix (5), and slack.
 const PAGE_OVERHEAD: usize = 32;
 /// Segments never shrink below this, even for absurdly long keys.
-const MIN_SEGMENT: usize = 64 * 1024;
+const MIN_SEGMENT: usize = 2048;
+/// What one more entry costs, in bytes of file, when page sizes are compared: a B-tree entry to
+/// write and find. It makes the larger page win when two waste the same.
+const ENTRY_COST: usize = 512;
 
-/// The segment size of values under `key`.
-pub(super) fn segment_size(key: &str) -> usize {
-    SEGMENT_PAGE.saturating_sub(PAGE_OVERHEAD + key.len()).max(MIN_SEGMENT)
+/// The length of every segment but the last of a value of `len` bytes under `key`; `len` itself
+/// (or more) when the value is stored whole.
+pub(super) fn segment_size(key: &str, len: usize) -> usize {
+    let overhead = PAGE_OVERHEAD + key.len();
+    let page_of = |bytes: usize| (bytes + overhead).next_power_of_two().max(MIN_PAGE);
+    if len + overhead <= MIN_PAGE {
+        return len.max(1);
+    }
+    // Whole: one page, of up to twice the value.
+    let mut best = (page_of(len) + ENTRY_COST, len);
+    let mut page = MIN_PAGE;
+    while page <= MAX_PAGE {
+        let size = page.saturating_sub(overhead).max(MIN_SEGMENT);
+        let (full, tail) = (len / size, len % size);
+        if full >= 1 && !(full == 1 && tail == 0) {
+            let entries = full + usize::from(tail > 0);
+            let bytes = full * page + if tail > 0 { page_of(tail) } else { 0 };
+            let cost = bytes + entries * ENTRY_COST;
+            if cost <= best.0 {
+                best = (cost, size);
+            }
+        }
+        page *= 2;
+    }
+    if best.1 == len && len + overhead > MAX_PAGE {
+        // Too large for one page of the sizes above: the largest segments.
+        return MAX_PAGE - overhead.min(MAX_PAGE - MIN_SEGMENT);
+    }
+    best.1
 }
 
 /// The table key of segment `index` of `key`.
@@ -72,6 +107,42 @@ mod tests {
         assert!(last.as_slice() < past_continuations(b"a/c/0").as_slice());
         assert_eq!(continuation_index(&segment_key("k", 7)), Some(7));
         assert_eq!(continuation_index(b"k"), None);
-        assert!(segment_size("k") + PAGE_OVERHEAD < SEGMENT_PAGE);
+        assert!(segment_size("k", 4 << 20) + PAGE_OVERHEAD < MAX_PAGE);
+    }
+
+    /// The file bytes the segments of a `len`-byte value take, as `segment_size` estimates them.
+    fn pages(key: &str, len: usize) -> usize {
+        let size = segment_size(key, len);
+        let page = |bytes: usize| (bytes + PAGE_OVERHEAD + key.len()).next_power_of_two().max(MIN_PAGE);
+        if size >= len {
+            return page(len);
+        }
+        (len / size) * page(size) + if len % size > 0 { page(len % size) } else { 0 }
+    }
+
+    #[test]
+    fn power_of_two_values_do_not_take_pages_twice_their_size() {
+        let key = "group/array/c/12/7";
+        for (len, at_most) in [
+            (16 << 10, 1.26),
+            (64 << 10, 1.07),
+            (256 << 10, 1.02),
+            (1 << 20, 1.01),
+            (4 << 20, 1.01),
+            (900_000, 1.10),
+            (3000, 1.37),
+        ] {
+            let ratio = pages(key, len) as f64 / len as f64;
+            assert!(ratio <= at_most, "{len} bytes take {ratio:.3}x");
+        }
+        // Small values stay whole; segments never exceed the largest page.
+        assert!(segment_size(key, 100) >= 100);
+        for len in [5000, 70_000, 600_000, 1 << 22, 123_456_789] {
+            let size = segment_size(key, len);
+            assert!(size + PAGE_OVERHEAD + key.len() <= MAX_PAGE, "{len}: {size}");
+            assert!(size >= MIN_SEGMENT);
+        }
+        let absurd = "k".repeat(1 << 20);
+        assert!(segment_size(&absurd, 1 << 20) >= MIN_SEGMENT);
     }
 }

@@ -19,7 +19,7 @@ use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinitio
 
 use super::kv::{engine_error, out_of_order, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::{panic, ByteRange};
-use crate::error::{OpenError, StoreError};
+use crate::error::{CompactError, OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
 
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("zarr");
@@ -42,6 +42,9 @@ pub(crate) struct RedbEngine {
     multi_writer: bool,
     /// Opened read-only: the file is never written (`overlay.rs`), and commits are refused.
     read_only: bool,
+    /// The file's length when it was opened, for the compaction at close (`Drop`); `None` where
+    /// the close does not compact (read-only, multi-writer, no file).
+    length_at_open: Option<u64>,
 }
 
 /// How a redb file is opened.
@@ -71,7 +74,11 @@ impl RedbEngine {
         })?;
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
-        Ok(RedbEngine::with_handle(handle::Handle::new(db, reopen), options))
+        let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
+        if !options.read_only && !options.multi_writer {
+            engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
+        }
+        Ok(engine)
     }
 
     /// Open over any storage backend: the simulated disk of the fault-injection tests.
@@ -91,6 +98,7 @@ impl RedbEngine {
             last_sync: Mutex::new(Instant::now()),
             multi_writer: options.multi_writer && !options.read_only,
             read_only: options.read_only,
+            length_at_open: None,
         }
     }
 
@@ -179,7 +187,7 @@ fn put(table: &mut Table<&[u8], &[u8]>, key: &str, value: Option<&[u8]>) -> Resu
     let mut segments = 0u32;
     match value {
         Some(v) => {
-            let size = segment_size(key);
+            let size = segment_size(key, v.len());
             table.insert(key.as_bytes(), &v[..v.len().min(size)])?;
             for (i, piece) in v.chunks(size).enumerate().skip(1) {
                 table.insert(segment_key(key, i as u32).as_slice(), piece)?;
@@ -277,6 +285,35 @@ impl KvEngine for RedbEngine {
         self.multi_writer
     }
 
+    fn compact(&self, database: &str) -> Result<(), CompactError> {
+        if self.read_only {
+            return Err(CompactError::ReadOnly { database: database.to_owned() });
+        }
+        // redb refuses while a read transaction (a snapshot) would see pages move.
+        let mut busy = false;
+        let outcome = self.db.exclusive("compact", |db| {
+            unpanicked("compact", "", || match db.compact() {
+                Ok(_) => Ok(()),
+                Err(redb::CompactionError::TransactionInProgress) => {
+                    busy = true;
+                    Ok(())
+                }
+                Err(e) => Err(engine_error(NAME, "compact", "")(e)),
+            })
+        });
+        outcome.map_err(|source| CompactError::Engine { database: database.to_owned(), source })?;
+        if busy {
+            return Err(CompactError::InUse {
+                database: database.to_owned(),
+                holder: "a read snapshot or transaction",
+            });
+        }
+        // redb's compaction ends with a durable commit, which made every fast one durable.
+        self.unsynced.store(false, Ordering::Release);
+        *self.last_sync.lock() = Instant::now();
+        Ok(())
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         self.writable("a write transaction")?;
         if !self.multi_writer {
@@ -355,10 +392,31 @@ impl Drop for RedbEngine {
         if self.unsynced.load(Ordering::Acquire) {
             let _ = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true));
         }
-        let Some(db) = self.db.take() else { return };
+        let grown = self.grown_since_open();
+        let Some(mut db) = self.db.take() else { return };
         // Closing commits redb's allocator state, which reads the tree: on a damaged file that can
         // panic, and a panic escaping `drop` would end the program (or abort it while unwinding).
-        let _ = panic::catch(move || drop(db));
+        let _ = panic::catch(move || {
+            if grown {
+                // redb grows its file by doubling and places pages all over the new space, so a
+                // file that grew ends up to twice as long as its data, the rest sparse holes
+                // that copies and archives still carry. Compacting moves the few pages at the
+                // end down and cuts the file (a 268 MB write: 403 MB -> 269 MB in 4-10 ms,
+                // docs/benchmarks.md, "Space"). A reader still open makes redb refuse: the file
+                // stays as it is.
+                let _ = db.compact();
+            }
+            drop(db)
+        });
+    }
+}
+
+impl RedbEngine {
+    /// Whether the file is longer than when it was opened (always false where the close does
+    /// not compact).
+    fn grown_since_open(&self) -> bool {
+        let (Some(before), Some(path)) = (self.length_at_open, self.db.path()) else { return false };
+        std::fs::metadata(path).is_ok_and(|m| m.len() > before)
     }
 }
 
@@ -379,8 +437,12 @@ impl RedbSnapshot {
             None => first_len as u64,
             Some(entry) => {
                 let (k, v) = entry.map_err(engine_error(NAME, "size", key))?;
+                // Every segment but the last is as long as the first (`layout.rs`).
                 let index = continuation_index(k.value()).unwrap_or(0) as u64;
-                index * segment_size(key) as u64 + v.value().len() as u64
+                if first_len == 0 {
+                    return Err(missing_segment(key, 0));
+                }
+                index.saturating_mul(first_len as u64).saturating_add(v.value().len() as u64)
             }
         };
         Ok(Some((total, first_len)))
@@ -391,11 +453,15 @@ impl RedbSnapshot {
         &self,
         table: &ReadOnlyTable<&[u8], &[u8]>,
         key: &str,
-        start: usize,
-        end: usize,
+        (start, end): (usize, usize),
+        size: usize,
     ) -> Result<Vec<u8>, StoreError> {
-        let size = segment_size(key);
-        let mut out = Vec::with_capacity(end - start);
+        if size == 0 {
+            return Err(missing_segment(key, 0));
+        }
+        // The length came from the file: a damaged one may claim any, so memory grows only with
+        // the segments actually found.
+        let mut out = Vec::with_capacity((end - start).min(1 << 26));
         let mut index = start / size;
         while index * size < end {
             let k = segment_key(key, index as u32);
@@ -408,6 +474,10 @@ impl RedbSnapshot {
             }
             out.extend_from_slice(&seg[lo..hi]);
             index += 1;
+        }
+        // A segment before the last that is shorter than the first leaves a gap.
+        if out.len() != end - start {
+            return Err(missing_segment(key, index.saturating_sub(1)));
         }
         Ok(out)
     }
@@ -449,7 +519,7 @@ impl KvSnapshot for RedbSnapshot {
 impl RedbSnapshot {
     fn get_range_inner(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(table) = &self.table else { return Ok(None) };
-        let Some((len, _)) = self.lengths(table, key)? else { return Ok(None) };
+        let Some((len, segment)) = self.lengths(table, key)? else { return Ok(None) };
         let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
             key: key.to_owned(),
             range: range.describe(),
@@ -458,7 +528,7 @@ impl RedbSnapshot {
         if r.is_empty() {
             return Ok(Some(Vec::new()));
         }
-        self.read(table, key, r.start, r.end).map(Some)
+        self.read(table, key, (r.start, r.end), segment).map(Some)
     }
 
     fn next_key_inner(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {

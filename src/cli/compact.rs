@@ -1,0 +1,34 @@
+//! `zarrdb compact DATABASE`: give the space of erased and overwritten data back to the file
+//! system (`Database::compact`), and print the sizes before and after.
+
+use zarrdb::Database;
+
+use super::locator::{self, Kind};
+use super::{CliError, CliResult};
+
+pub(crate) fn run(database: &str, json: bool) -> CliResult {
+    let (Kind::Database(backend), path) = locator::parse(database)? else {
+        return Err(CliError(format!(
+            "compact \"{database}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
+        )));
+    };
+    if !std::path::Path::new(path).exists() {
+        return Err(CliError(format!("compact: no database at \"{path}\"")));
+    }
+    let db = Database::builder().backend(backend).open(path)?;
+    let done = db.compact()?;
+    drop(db);
+    let mb = |bytes: u64| (bytes as f64 / 1e4).round() / 100.0;
+    if json {
+        let report = serde_json::json!({
+            "database": path,
+            "backend": backend.name(),
+            "bytes_before": done.bytes_before,
+            "bytes_after": done.bytes_after,
+        });
+        println!("{report}");
+    } else {
+        println!("compacted {path}: {} MB -> {} MB", mb(done.bytes_before), mb(done.bytes_after));
+    }
+    Ok(())
+}

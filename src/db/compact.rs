@@ -1,0 +1,81 @@
+//! Compaction: giving the space of erased and overwritten data back to the file system.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::transaction::WriterGuard;
+use super::Database;
+use crate::error::{CompactError, Error};
+
+/// How often a compaction that finds a read in progress tries again before it reports
+/// [`CompactError::InUse`]: the reads of a region write or a listing end within milliseconds;
+/// a snapshot the program holds does not.
+const BUSY_ATTEMPTS: u32 = 20;
+const BUSY_PAUSE: Duration = Duration::from_millis(25);
+
+/// What a compaction did: the database's size on disk before and after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Compaction {
+    /// The length of the database's file(s) before, in bytes.
+    pub bytes_before: u64,
+    /// The length after.
+    pub bytes_after: u64,
+}
+
+impl Database {
+    /// Move the live data to the front of the file and cut the file after it, so the file is
+    /// about the size of what it holds: erased arrays and overwritten chunks leave free pages
+    /// behind, which the engine reuses but never gives back by itself.
+    ///
+    /// It waits for this process's open write transaction to end and holds off new ones while
+    /// it runs (readers of other threads wait too). Each step is a commit of its own, so a crash
+    /// leaves the database as it was, or compacted in part, with all its data. Another process
+    /// writing meanwhile (redb in multi-writer mode) waits for it.
+    ///
+    /// - redb: redb's own compaction. It cannot move pages a reader may still see, so it fails
+    ///   with [`CompactError::InUse`] while a [`crate::Snapshot`] of the database is open.
+    /// - LMDB and sled: [`CompactError::Unsupported`] (docs/format.md, "Space").
+    ///
+    /// ```
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Database, Node};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::create(dir.path().join("c.zarrdb"))?;
+    /// let a = Array::create(db.store(), "/a", ArrayMetadata::new(DataType::Float64, vec![65536], vec![8192]))?;
+    /// a.write_region(&[0], &[65536], &vec![1.5f64; 65536])?;
+    /// Node::erase(db.store(), "/a")?;
+    /// let done = db.compact()?;
+    /// assert!(done.bytes_after < done.bytes_before);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn compact(&self) -> Result<Compaction, Error> {
+        let database = self.shared.path.display().to_string();
+        if self.shared.read_only {
+            return Err(CompactError::ReadOnly { database }.into());
+        }
+        let _writer = WriterGuard::acquire(self.shared.clone())?;
+        let bytes_before = disk_length(&self.shared.path);
+        let mut attempt = 1;
+        loop {
+            match self.shared.engine.compact(&database) {
+                Err(CompactError::InUse { .. }) if attempt < BUSY_ATTEMPTS => {
+                    attempt += 1;
+                    std::thread::sleep(BUSY_PAUSE);
+                }
+                Err(e) => return Err(e.into()),
+                Ok(()) => break,
+            }
+        }
+        Ok(Compaction { bytes_before, bytes_after: disk_length(&self.shared.path) })
+    }
+}
+
+/// The length of the file at `path`, or the sum over the files of the folder (LMDB, sled).
+fn disk_length(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    let entries = std::fs::read_dir(path).into_iter().flatten().flatten();
+    entries.filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
+}

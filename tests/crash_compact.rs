@@ -1,0 +1,117 @@
+//! A compaction killed midway leaves a database that opens, passes `zarrdb check` and holds all
+//! its data (the performance issue, acceptance 3).
+//!
+//! A redb database holds six arrays; three are erased, leaving free pages all through the file.
+//! Its file, as a crash right after the erase leaves it, is the starting point of every run.
+//! `zarrdb compact` is killed with SIGKILL at random moments within the time a whole compaction
+//! takes on this machine (measured first), each time on a fresh copy of the file. After each
+//! kill every key and value must be what it was before, and `check` must pass. At least one
+//! kill must land before the compaction ended (the file left longer than a whole compaction
+//! leaves it).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use zarrdb::{Array, ArrayMetadata, DataType, Database, Node};
+
+#[path = "common/splitmix.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared generator")]
+mod splitmix;
+
+const BIN: &str = env!("CARGO_BIN_EXE_zarrdb");
+/// Kills per run; `ZARRDB_COMPACT_KILLS` sets more for a campaign outside CI.
+const KILLS: u32 = 12;
+const ARRAYS: usize = 6;
+
+/// Six arrays of 1,024 x 1,024 uint32 (4 MiB each, 4 chunks of 1 MiB), every other one erased,
+/// copied to `image` while the database is still open: closing it would compact it already
+/// (the close compacts a file that grew). The copy is what a crash right after the erase leaves.
+fn make_image(dir: &Path, image: &Path) {
+    let path = dir.join("made.zarrdb");
+    let db = Database::create(&path).unwrap();
+    let mut rng = splitmix::SplitMix::new(11, 0);
+    for i in 0..ARRAYS {
+        let meta = ArrayMetadata::new(DataType::UInt32, vec![1024, 1024], vec![512, 512]);
+        let a = Array::create(db.store(), &format!("/runs/a{i}"), meta).unwrap();
+        let values: Vec<u32> = (0..1024 * 1024).map(|_| rng.next_u64() as u32).collect();
+        a.write_region(&[0, 0], &[1024, 1024], &values).unwrap();
+    }
+    for i in (0..ARRAYS).step_by(2) {
+        Node::erase(db.store(), &format!("/runs/a{i}")).unwrap();
+    }
+    std::fs::copy(&path, image).unwrap();
+}
+
+/// Every key and value of the database, through one snapshot.
+fn content(path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let db = Database::open(path).expect("the database opens after a kill");
+    let store = db.begin_read().unwrap().store();
+    let mut out = BTreeMap::new();
+    for key in store.list_prefix("").unwrap() {
+        out.insert(key.clone(), store.get(&key).unwrap().unwrap());
+    }
+    out
+}
+
+fn compact(path: &Path) -> std::process::Child {
+    Command::new(BIN)
+        .args(["compact", &format!("redb:{}", path.display())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn length(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().len()
+}
+
+#[test]
+fn killed_compactions_keep_every_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("original.zarrdb");
+    make_image(dir.path(), &original);
+    let before = content(&original);
+    let long = length(&original);
+    assert!(before.len() > 3 * 4, "the fixture holds too little");
+
+    // Whole compactions, to learn how long one takes (the shorter of two: the first also pays
+    // for a cold binary) and how short the file gets.
+    let probe = dir.path().join("probe.zarrdb");
+    let mut whole = Duration::MAX;
+    for _ in 0..2 {
+        std::fs::copy(&original, &probe).unwrap();
+        let start = Instant::now();
+        let out = compact(&probe).wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        whole = whole.min(start.elapsed());
+    }
+    let short = length(&probe);
+    eprintln!("whole compaction: {long} -> {short} bytes in {whole:?}");
+    assert!(short < long * 3 / 4, "a whole compaction left {short} of {long} bytes");
+    assert_eq!(content(&probe), before, "a whole compaction changed the data");
+
+    let db = dir.path().join("db.zarrdb");
+    let mut rng = splitmix::SplitMix::new(0xc0c, 0);
+    let kills = std::env::var("ZARRDB_COMPACT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(KILLS);
+    let mut unfinished = 0;
+    for kill in 0..kills {
+        std::fs::copy(&original, &db).unwrap();
+        let fraction = 0.1 + 0.85 * rng.range(0, 1000) as f64 / 1000.0;
+        let mut child = compact(&db);
+        std::thread::sleep(whole.mul_f64(fraction));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        let cut = length(&db);
+        assert_eq!(content(&db), before, "kill {kill} at {fraction:.2} of a compaction changed the data");
+        let check = Command::new(BIN).args(["check", &format!("redb:{}", db.display())]).output().unwrap();
+        assert!(check.status.success(), "kill {kill}: zarrdb check failed: {}", String::from_utf8_lossy(&check.stdout));
+        if !status.success() && cut > short {
+            unfinished += 1;
+        }
+    }
+    eprintln!("{unfinished} of {kills} kills landed before the compaction ended");
+    assert!(unfinished > 0, "no kill landed before the compaction ended (a whole one takes {whole:?})");
+}

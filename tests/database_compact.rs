@@ -1,0 +1,97 @@
+//! `Database::compact` and `zarrdb compact`: what they refuse, and that nothing is lost.
+
+use std::process::Command;
+
+use zarrdb::error::CompactError;
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Error, Node};
+
+const BIN: &str = env!("CARGO_BIN_EXE_zarrdb");
+
+/// Two arrays of 1 MiB chunks; the first is erased. Returns the second's values.
+fn fill(db: &Database) -> Vec<u32> {
+    let values: Vec<u32> = (0..1 << 20).map(|i: u32| i.wrapping_mul(2_654_435_761)).collect();
+    for name in ["/gone", "/kept"] {
+        let meta = ArrayMetadata::new(DataType::UInt32, vec![1024, 1024], vec![512, 512]);
+        Array::create(db.store(), name, meta).unwrap().write_region(&[0, 0], &[1024, 1024], &values).unwrap();
+    }
+    Node::erase(db.store(), "/gone").unwrap();
+    values
+}
+
+#[test]
+fn an_open_snapshot_makes_compaction_wait_then_refuse_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::create(dir.path().join("db")).unwrap();
+    let values = fill(&db);
+    let snapshot = db.begin_read().unwrap();
+    let err = db.compact().unwrap_err();
+    assert!(matches!(err, Error::Compact(CompactError::InUse { .. })), "{err}");
+    // The snapshot still reads, and the compaction goes through once it is gone.
+    assert_eq!(Array::open(snapshot.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+    drop(snapshot);
+    let done = db.compact().unwrap();
+    assert!(done.bytes_after < done.bytes_before, "{done:?}");
+    assert_eq!(Array::open(db.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+}
+
+#[test]
+fn fast_commits_survive_a_compaction_and_the_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Database::builder().durability(Durability::Fast).create(&path).unwrap();
+    let values = fill(&db);
+    db.compact().unwrap();
+    let meta = ArrayMetadata::new(DataType::UInt8, vec![4], vec![4]);
+    Array::create(db.store(), "/after", meta).unwrap().write_region(&[0], &[4], &[1u8, 2, 3, 4]).unwrap();
+    drop(db);
+    let db = Database::open(&path).unwrap();
+    assert_eq!(Array::open(db.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+    assert_eq!(Array::open(db.store(), "/after").unwrap().read_all::<u8>().unwrap(), vec![1, 2, 3, 4]);
+    assert!(Node::open(db.store(), "/gone").is_err());
+}
+
+#[test]
+fn read_only_databases_and_engines_without_compaction_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    fill(&Database::create(&path).unwrap());
+    let ro = Database::builder().read_only(true).open(&path).unwrap();
+    assert!(matches!(ro.compact(), Err(Error::Compact(CompactError::ReadOnly { .. }))));
+    for backend in [Backend::Lmdb, Backend::Sled] {
+        let db = Database::builder().backend(backend).create(dir.path().join(backend.name())).unwrap();
+        let err = db.compact().unwrap_err();
+        assert!(matches!(err, Error::Compact(CompactError::Unsupported { .. })), "{backend:?}: {err}");
+    }
+}
+
+#[test]
+fn the_command_compacts_and_reports_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.zarrdb");
+    let db = Database::create(&path).unwrap();
+    let values = fill(&db);
+    // Copied while open: closing would compact the file already (it grew).
+    let image = dir.path().join("image.zarrdb");
+    std::fs::copy(&path, &image).unwrap();
+    drop(db);
+    let out = Command::new(BIN).args(["compact", "--json", image.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (before, after) = (report["bytes_before"].as_u64().unwrap(), report["bytes_after"].as_u64().unwrap());
+    assert!(after < before, "{report}");
+    assert_eq!(after, std::fs::metadata(&image).unwrap().len());
+    // At most 1.15 times the live chunk bytes (4 MiB) plus the metadata.
+    assert!(after as f64 <= 1.15 * (4 << 20) as f64, "{report}");
+    let db = Database::open(&image).unwrap();
+    assert_eq!(Array::open(db.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+
+    for (args, expect) in [
+        (vec!["compact", "lmdb:/nonexistent/zarrdb-compact"], "no database"),
+        (vec!["compact", dir.path().to_str().unwrap()], "not a database"),
+    ] {
+        let out = Command::new(BIN).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
+}
