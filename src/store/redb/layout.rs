@@ -5,9 +5,9 @@
 //! of two above key + value + 12 bytes of page header. A chunk whose size is a power of two
 //! (64 x 64 float32 = 16 KiB, 1 MiB) therefore takes a page twice its size: the file doubles and
 //! every write copies twice what it needs (measured: 270 MB of 1 MiB values made a 539 MB file
-//! and wrote at a quarter of the speed of 512 KiB segments; 256 KiB values made a file 2.0x
-//! their size). So a value is cut into segments of `page - overhead` bytes for the page size
-//! (4 KiB to 512 KiB) that wastes least, and a last, shorter segment:
+//! and wrote at a quarter of the speed of 512 KiB segments). So a value is cut into segments of
+//! equal length, each filling most of a page, the page size (4 KiB to 512 KiB) chosen per value
+//! (`segment_size`):
 //!
 //! - segment 0 lives under the Zarr key itself, so small values (one segment) cost nothing extra
 //!   and keys stay exactly the Zarr keys;
@@ -17,8 +17,8 @@
 //!
 //! Every segment but the last has the length of segment 0, so a value's length is
 //! `last_index * len(segment 0) + len(last)`, read without copying anything, and a byte range
-//! finds its segments by division. (Files written before the page size was chosen per value
-//! used 512 KiB pages for every value; the same rule reads them.)
+//! finds its segments by division. (Files written before used full 512 KiB-page segments and a
+//! short rest for every value; the same rule reads them.)
 
 /// The largest page segments fill.
 const MAX_PAGE: usize = 512 * 1024;
@@ -29,38 +29,43 @@ const PAGE_OVERHEAD: usize = 32;
 /// Segments never shrink below this, even for absurdly long keys.
 const MIN_SEGMENT: usize = 2048;
 /// What one more entry costs, in bytes of file, when page sizes are compared: a B-tree entry to
-/// write and find. It makes the larger page win when two waste the same.
-const ENTRY_COST: usize = 512;
+/// write and find. It makes the larger page win when two waste about the same.
+const ENTRY_COST: usize = 1024;
 
 /// The length of every segment but the last of a value of `len` bytes under `key`; `len` itself
 /// (or more) when the value is stored whole.
+///
+/// A value up to the largest page is cut into `n` segments of (almost) equal length, each
+/// filling most of a page of `page` bytes, for the `page` (4 KiB to 512 KiB) that makes
+/// `n × page` least. Equal lengths, not full segments and a short rest: redb splits a leaf by
+/// halving its bytes, so a short entry next to a long one ends up in the long one's leaf and
+/// doubles its page (measured: 64 chunks of 64 KiB per commit, each cut into one full segment
+/// and a 45-byte rest, took 1.85x their size once other keys followed them;
+/// `tests/redb_value_pages.rs`). Larger values take full 512 KiB segments and a rest.
 pub(super) fn segment_size(key: &str, len: usize) -> usize {
     let overhead = PAGE_OVERHEAD + key.len();
-    let page_of = |bytes: usize| (bytes + overhead).next_power_of_two().max(MIN_PAGE);
     if len + overhead <= MIN_PAGE {
         return len.max(1);
     }
-    // Whole: one page, of up to twice the value.
-    let mut best = (page_of(len) + ENTRY_COST, len);
+    if len + overhead > MAX_PAGE {
+        // Full segments of the largest page and a rest: a rest doubles at most one page in many,
+        // and equal segments would need smaller pages, whose inserts cost more than the space
+        // saved (measured: 1 MiB chunks as 33 segments of 32 KiB wrote at 595 MB/s, as two of
+        // 512 KiB and a rest at 1,000 MB/s; medians of 6, alternated).
+        return MAX_PAGE.saturating_sub(overhead).max(MIN_SEGMENT);
+    }
+    let mut best: Option<(usize, usize)> = None; // (cost, segment length)
     let mut page = MIN_PAGE;
     while page <= MAX_PAGE {
-        let size = page.saturating_sub(overhead).max(MIN_SEGMENT);
-        let (full, tail) = (len / size, len % size);
-        if full >= 1 && !(full == 1 && tail == 0) {
-            let entries = full + usize::from(tail > 0);
-            let bytes = full * page + if tail > 0 { page_of(tail) } else { 0 };
-            let cost = bytes + entries * ENTRY_COST;
-            if cost <= best.0 {
-                best = (cost, size);
-            }
+        let room = page.saturating_sub(overhead).max(MIN_SEGMENT);
+        let n = len.div_ceil(room);
+        let cost = n.saturating_mul(page + ENTRY_COST);
+        if best.is_none_or(|(c, _)| cost <= c) {
+            best = Some((cost, len.div_ceil(n)));
         }
         page *= 2;
     }
-    if best.1 == len && len + overhead > MAX_PAGE {
-        // Too large for one page of the sizes above: the largest segments.
-        return MAX_PAGE - overhead.min(MAX_PAGE - MIN_SEGMENT);
-    }
-    best.1
+    best.map_or(len, |(_, size)| size)
 }
 
 /// The table key of segment `index` of `key`.
@@ -110,14 +115,18 @@ mod tests {
         assert!(segment_size("k", 4 << 20) + PAGE_OVERHEAD < MAX_PAGE);
     }
 
-    /// The file bytes the segments of a `len`-byte value take, as `segment_size` estimates them.
+    /// The file bytes the segments of a `len`-byte value take: one page per segment.
     fn pages(key: &str, len: usize) -> usize {
         let size = segment_size(key, len);
         let page = |bytes: usize| (bytes + PAGE_OVERHEAD + key.len()).next_power_of_two().max(MIN_PAGE);
-        if size >= len {
-            return page(len);
+        let mut total = 0;
+        let mut rest = len;
+        while rest > 0 {
+            let piece = rest.min(size);
+            total += page(piece);
+            rest -= piece;
         }
-        (len / size) * page(size) + if len % size > 0 { page(len % size) } else { 0 }
+        total
     }
 
     #[test]
@@ -125,11 +134,11 @@ mod tests {
         let key = "group/array/c/12/7";
         for (len, at_most) in [
             (16 << 10, 1.26),
-            (64 << 10, 1.07),
-            (256 << 10, 1.02),
+            (64 << 10, 1.13),
+            (256 << 10, 1.07),
             (1 << 20, 1.01),
             (4 << 20, 1.01),
-            (900_000, 1.10),
+            (900_000, 1.17),
             (3000, 1.37),
         ] {
             let ratio = pages(key, len) as f64 / len as f64;
@@ -141,6 +150,9 @@ mod tests {
             let size = segment_size(key, len);
             assert!(size + PAGE_OVERHEAD + key.len() <= MAX_PAGE, "{len}: {size}");
             assert!(size >= MIN_SEGMENT);
+            // Equal segments up to the largest page: the last is not a short rest.
+            let last = len - (len.div_ceil(size) - 1) * size;
+            assert!(len > MAX_PAGE || last * 2 >= size, "{len}: segments of {size}, the last {last}");
         }
         let absurd = "k".repeat(1 << 20);
         assert!(segment_size(&absurd, 1 << 20) >= MIN_SEGMENT);
