@@ -7,7 +7,8 @@
 //! takes on this machine (measured first), each time on a fresh copy of the file. After each
 //! kill every key and value must be what it was before, and `check` must pass. At least one
 //! kill must land before the compaction ended (the file left longer than a whole compaction
-//! leaves it).
+//! leaves it). The second test holds a snapshot open in the killed process, so the compaction
+//! copies the latest commit into a new file and renames it over the old one instead.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,13 +56,31 @@ fn content(path: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn compact(path: &Path) -> std::process::Child {
-    Command::new(BIN)
-        .args(["compact", &format!("redb:{}", path.display())])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// `zarrdb compact` on `path`; with `snapshot`, this test binary instead, as a child that holds
+/// a snapshot open while it compacts (so the latest commit is copied into a new file).
+fn compact(path: &Path, snapshot: bool) -> std::process::Child {
+    let mut command = if snapshot {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.args(["--exact", "child_compacts_holding_a_snapshot", "--nocapture"]).env(CHILD_ENV, path);
+        c
+    } else {
+        let mut c = Command::new(BIN);
+        c.args(["compact", &format!("redb:{}", path.display())]);
+        c
+    };
+    command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// Set for the child of the snapshot variant: the database to compact.
+const CHILD_ENV: &str = "ZARRDB_COMPACT_CHILD";
+
+#[test]
+fn child_compacts_holding_a_snapshot() {
+    let Some(path) = std::env::var_os(CHILD_ENV) else { return };
+    let db = Database::open(&path).unwrap();
+    let snapshot = db.begin_read().unwrap();
+    db.compact().unwrap();
+    drop(snapshot);
 }
 
 fn length(path: &Path) -> u64 {
@@ -70,6 +89,17 @@ fn length(path: &Path) -> u64 {
 
 #[test]
 fn killed_compactions_keep_every_value() {
+    killed_compactions_keep_every_value_with(false);
+}
+
+#[test]
+fn killed_compactions_by_copy_keep_every_value() {
+    killed_compactions_keep_every_value_with(true);
+}
+
+/// The kill campaign of this file; `snapshot`: a snapshot open throughout, so the compaction
+/// copies the database into a new file and renames it over the old one.
+fn killed_compactions_keep_every_value_with(snapshot: bool) {
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("original.zarrdb");
     make_image(dir.path(), &original);
@@ -84,7 +114,7 @@ fn killed_compactions_keep_every_value() {
     for _ in 0..2 {
         std::fs::copy(&original, &probe).unwrap();
         let start = Instant::now();
-        let out = compact(&probe).wait_with_output().unwrap();
+        let out = compact(&probe, snapshot).wait_with_output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         whole = whole.min(start.elapsed());
     }
@@ -100,12 +130,13 @@ fn killed_compactions_keep_every_value() {
     for kill in 0..kills {
         std::fs::copy(&original, &db).unwrap();
         let fraction = 0.1 + 0.85 * rng.range(0, 1000) as f64 / 1000.0;
-        let mut child = compact(&db);
+        let mut child = compact(&db, snapshot);
         std::thread::sleep(whole.mul_f64(fraction));
         let _ = child.kill();
         let status = child.wait().unwrap();
         let cut = length(&db);
         assert_eq!(content(&db), before, "kill {kill} at {fraction:.2} of a compaction changed the data");
+
         let check = Command::new(BIN).args(["check", &format!("redb:{}", db.display())]).output().unwrap();
         assert!(check.status.success(), "kill {kill}: zarrdb check failed: {}", String::from_utf8_lossy(&check.stdout));
         if !status.success() && cut > short {
@@ -113,5 +144,10 @@ fn killed_compactions_keep_every_value() {
         }
     }
     eprintln!("{unfinished} of {kills} kills landed before the compaction ended");
+    // A copy a kill interrupted is removed by the next compaction.
+    let out = compact(&db, snapshot).wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.path().join(".db.zarrdb.compacting").exists(), "a stray copy was left behind");
+    assert_eq!(content(&db), before);
     assert!(unfinished > 0, "no kill landed before the compaction ended (a whole one takes {whole:?})");
 }

@@ -7,26 +7,52 @@ use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Erro
 
 const BIN: &str = env!("CARGO_BIN_EXE_zarrdb");
 
-/// Two arrays of 1 MiB chunks; the first is erased. Returns the second's values.
+/// The bytes of the array a compaction keeps: 16 MiB (a redb file has about 1 MiB of its own).
+const KEPT: f64 = (16 << 20) as f64;
+
+/// Two arrays of 16 chunks of 1 MiB; the first is erased. Returns the second's values.
 fn fill(db: &Database) -> Vec<u32> {
-    let values: Vec<u32> = (0..1 << 20).map(|i: u32| i.wrapping_mul(2_654_435_761)).collect();
+    let values: Vec<u32> = (0..1 << 22).map(|i: u32| i.wrapping_mul(2_654_435_761)).collect();
     for name in ["/gone", "/kept"] {
-        let meta = ArrayMetadata::new(DataType::UInt32, vec![1024, 1024], vec![512, 512]);
-        Array::create(db.store(), name, meta).unwrap().write_region(&[0, 0], &[1024, 1024], &values).unwrap();
+        let meta = ArrayMetadata::new(DataType::UInt32, vec![2048, 2048], vec![512, 512]);
+        Array::create(db.store(), name, meta).unwrap().write_region(&[0, 0], &[2048, 2048], &values).unwrap();
     }
     Node::erase(db.store(), "/gone").unwrap();
     values
 }
 
 #[test]
-fn an_open_snapshot_makes_compaction_wait_then_refuse_and_change_nothing() {
+fn with_a_snapshot_open_the_compaction_copies_and_the_snapshot_reads_on() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::create(dir.path().join("db")).unwrap();
+    let path = dir.path().join("db");
+    let db = Database::create(&path).unwrap();
+    let values = fill(&db);
+    let snapshot = db.begin_read().unwrap();
+    let done = db.compact().unwrap();
+    assert!(done.bytes_after < done.bytes_before, "{done:?}");
+    assert!(done.bytes_after as f64 <= 1.15 * KEPT, "{done:?}");
+    // The snapshot reads the old file, which still holds the erased array.
+    assert_eq!(Array::open(snapshot.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+    assert!(Node::open(snapshot.store(), "/gone").is_err());
+    // The database goes on in the new file.
+    let meta = ArrayMetadata::new(DataType::UInt8, vec![4], vec![4]);
+    Array::create(db.store(), "/after", meta).unwrap().write_region(&[0], &[4], &[1u8, 2, 3, 4]).unwrap();
+    drop((snapshot, db));
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("db")], "a copy was left behind");
+    let db = Database::open(&path).unwrap();
+    assert_eq!(Array::open(db.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
+    assert_eq!(Array::open(db.store(), "/after").unwrap().read_all::<u8>().unwrap(), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn in_multi_writer_mode_an_open_snapshot_makes_compaction_refuse_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::builder().redb_multi_writer(true).create(dir.path().join("db")).unwrap();
     let values = fill(&db);
     let snapshot = db.begin_read().unwrap();
     let err = db.compact().unwrap_err();
     assert!(matches!(err, Error::Compact(CompactError::InUse { .. })), "{err}");
-    // The snapshot still reads, and the compaction goes through once it is gone.
     assert_eq!(Array::open(snapshot.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
     drop(snapshot);
     let done = db.compact().unwrap();
@@ -80,8 +106,7 @@ fn the_command_compacts_and_reports_sizes() {
     let (before, after) = (report["bytes_before"].as_u64().unwrap(), report["bytes_after"].as_u64().unwrap());
     assert!(after < before, "{report}");
     assert_eq!(after, std::fs::metadata(&image).unwrap().len());
-    // At most 1.15 times the live chunk bytes (4 MiB) plus the metadata.
-    assert!(after as f64 <= 1.15 * (4 << 20) as f64, "{report}");
+    assert!(after as f64 <= 1.15 * KEPT, "{report}");
     let db = Database::open(&image).unwrap();
     assert_eq!(Array::open(db.store(), "/kept").unwrap().read_all::<u32>().unwrap(), values);
 

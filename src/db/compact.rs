@@ -33,8 +33,12 @@ impl Database {
     /// leaves the database as it was, or compacted in part, with all its data. Another process
     /// writing meanwhile (redb in multi-writer mode) waits for it.
     ///
-    /// - redb: redb's own compaction. It cannot move pages a reader may still see, so it fails
-    ///   with [`CompactError::InUse`] while a [`crate::Snapshot`] of the database is open.
+    /// - redb: redb's own compaction, in place. It cannot move pages a reader may still see, so
+    ///   while a [`crate::Snapshot`] is open the latest commit is copied into a new file beside
+    ///   the old one, synced and renamed over it (a crash leaves the old file or the new one);
+    ///   the snapshots go on reading the old file until they end. In multi-writer mode other
+    ///   processes may hold the old file, so there an open snapshot (of any process) makes it
+    ///   fail with [`CompactError::InUse`] instead.
     /// - LMDB and sled: [`CompactError::Unsupported`] (docs/format.md, "Space").
     ///
     /// ```

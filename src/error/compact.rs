@@ -5,9 +5,10 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompactError {
-    /// Something still reads or writes the database through the engine, so pages cannot move:
-    /// a [`crate::Snapshot`] (or another read) of this process, or a transaction of another
-    /// process. Nothing was moved; try again when it has ended.
+    /// A redb database opened in multi-writer mode is being read or written through the engine
+    /// (a [`crate::Snapshot`], or a transaction of another process), so pages cannot move, and
+    /// a copy cannot replace a file other processes may hold. Nothing was moved; try again when
+    /// it has ended.
     #[error("cannot compact \"{database}\" now: {holder} is open; nothing was changed")]
     InUse {
         /// The database's path.

@@ -7,9 +7,14 @@
 //! after space was freed. So an operation that fails on an I/O error marks the handle spent,
 //! and the next operation opens the file again, which runs redb's recovery from the last durable
 //! commit: what was acknowledged durably is there, the failed commit is not.
+//!
+//! The database is shared with the snapshots that read it ([`Open`]): redb fails every read of a
+//! closed database, so one that was opened again, or replaced by a compacted copy, stays open
+//! until the last snapshot reading it ends.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
 
@@ -17,9 +22,37 @@ use super::{open_database, RedbOptions, NAME};
 use crate::error::StoreError;
 use crate::store::panic;
 
+/// An open redb database; closing it (when the handle and every snapshot have let go) may panic
+/// inside redb on a damaged file, which is caught.
+pub(super) struct Open(Option<redb::Database>);
+
+impl Open {
+    pub(super) fn new(db: redb::Database) -> Arc<Open> {
+        Arc::new(Open(Some(db)))
+    }
+
+    /// The database; `None` only while it is being closed.
+    pub(super) fn get(&self) -> Option<&redb::Database> {
+        self.0.as_ref()
+    }
+
+    /// The database, to change or close it; only for the last holder.
+    pub(super) fn get_mut(&mut self) -> Option<&mut redb::Database> {
+        self.0.as_mut()
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        if let Some(db) = self.0.take() {
+            let _ = panic::catch(move || drop(db));
+        }
+    }
+}
+
 pub(super) struct Handle {
     /// `None` only after a reopen failed (the next operation tries again) and once closed.
-    db: RwLock<Option<redb::Database>>,
+    db: RwLock<Option<Arc<Open>>>,
     /// The file and options to open again; `None` for a handle that cannot be reopened (over an
     /// in-memory overlay or a simulated disk), which stays spent.
     reopen: Option<(PathBuf, RedbOptions)>,
@@ -28,7 +61,7 @@ pub(super) struct Handle {
 
 impl Handle {
     pub(super) fn new(db: redb::Database, reopen: Option<(PathBuf, RedbOptions)>) -> Handle {
-        Handle { db: RwLock::new(Some(db)), reopen, spent: AtomicBool::new(false) }
+        Handle { db: RwLock::new(Some(Open::new(db))), reopen, spent: AtomicBool::new(false) }
     }
 
     /// The database, opened again first if an I/O failure spent it.
@@ -36,7 +69,16 @@ impl Handle {
         if self.spent.load(Ordering::Acquire) {
             self.reopen(operation)?;
         }
-        RwLockReadGuard::try_map(self.db.read(), Option::as_ref).map_err(|_| closed(operation))
+        RwLockReadGuard::try_map(self.db.read(), |db| db.as_deref().and_then(Open::get)).map_err(|_| closed(operation))
+    }
+
+    /// [`Handle::get`], as a share that keeps the database open for as long as it is held (a
+    /// snapshot's).
+    pub(super) fn share(&self, operation: &'static str) -> Result<Arc<Open>, StoreError> {
+        if self.spent.load(Ordering::Acquire) {
+            self.reopen(operation)?;
+        }
+        self.db.read().clone().filter(|db| db.get().is_some()).ok_or_else(|| closed(operation))
     }
 
     fn reopen(&self, operation: &'static str) -> Result<(), StoreError> {
@@ -45,34 +87,28 @@ impl Handle {
         if !self.spent.load(Ordering::Acquire) {
             return Ok(()); // another thread reopened it meanwhile
         }
-        // Closing may panic inside redb after a failure; the file is opened anew either way.
-        if let Some(old) = db.take() {
-            let _ = panic::catch(move || drop(old));
-        }
-        let reopened = open_database(path, *options, |builder| builder.open(path)).map_err(|e| StoreError::Engine {
-            backend: NAME,
-            operation,
-            key: String::new(),
-            source: Box::new(e),
-        })?;
-        *db = Some(reopened);
+        // Closes it unless a snapshot still reads it; the file is opened anew either way.
+        drop(db.take());
+        *db = Some(open_at(path, *options, operation)?);
         self.spent.store(false, Ordering::Release);
         Ok(())
     }
 
     /// Run `f` on the database with no other operation of this process inside it: the
-    /// exclusive lock waits for every running one to finish and holds off the next.
+    /// exclusive lock waits for every running one to finish and holds off the next. `None`
+    /// (and `f` not run) while a snapshot shares the database.
     pub(super) fn exclusive<T>(
         &self,
         operation: &'static str,
         f: impl FnOnce(&mut redb::Database) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    ) -> Result<Option<T>, StoreError> {
         if self.spent.load(Ordering::Acquire) {
             self.reopen(operation)?;
         }
         let mut db = self.db.write();
         let db = db.as_mut().ok_or_else(|| closed(operation))?;
-        self.note(f(db))
+        let Some(db) = Arc::get_mut(db).and_then(Open::get_mut) else { return Ok(None) };
+        self.note(f(db)).map(Some)
     }
 
     /// Pass `result` on, marking the handle spent when it failed on an I/O error.
@@ -92,15 +128,51 @@ impl Handle {
         }
     }
 
+    /// The file and options it is opened again from, for handles that can be.
+    pub(super) fn reopen_target(&self) -> Option<(PathBuf, RedbOptions)> {
+        self.reopen.clone()
+    }
+
+    /// Put another file in the place of the open one: `swap` (run with every other operation of
+    /// the process held off) renames it to the path, and the database is opened from there. The
+    /// old database closes here, or when the last snapshot reading it ends. When the open fails
+    /// after the swap, the handle is spent and the next operation opens the path again.
+    pub(super) fn replace(
+        &self,
+        operation: &'static str,
+        swap: impl FnOnce() -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let Some((path, options)) = &self.reopen else { return Ok(()) };
+        let mut db = self.db.write();
+        swap()?;
+        self.spent.store(true, Ordering::Release);
+        // Closes it unless a snapshot still reads it.
+        drop(db.take());
+        *db = Some(open_at(path, *options, operation)?);
+        self.spent.store(false, Ordering::Release);
+        Ok(())
+    }
+
     /// The file's path, for handles that can be opened again.
     pub(super) fn path(&self) -> Option<&std::path::Path> {
         self.reopen.as_ref().map(|(path, _)| path.as_path())
     }
 
-    /// Take the database out, to close it.
-    pub(super) fn take(&mut self) -> Option<redb::Database> {
+    /// Take the database out, to close it (once the snapshots that share it have ended).
+    pub(super) fn take(&mut self) -> Option<Arc<Open>> {
         self.db.get_mut().take()
     }
+}
+
+/// Open the file at `path` again (`operation` names the cause in errors).
+fn open_at(path: &std::path::Path, options: RedbOptions, operation: &'static str) -> Result<Arc<Open>, StoreError> {
+    let db = open_database(path, options, |builder| builder.open(path)).map_err(|e| StoreError::Engine {
+        backend: NAME,
+        operation,
+        key: String::new(),
+        source: Box::new(e),
+    })?;
+    Ok(Open::new(db))
 }
 
 fn closed(operation: &'static str) -> StoreError {

@@ -5,6 +5,7 @@
 //! transaction: `Durability::Immediate` in durable mode, `Durability::None` in fast mode (made
 //! durable by the next durable commit, or when the database closes).
 
+mod compact;
 mod handle;
 mod layout;
 mod overlay;
@@ -255,7 +256,8 @@ fn unpanicked<R>(
 
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let db = self.db.get("begin_read")?;
+        let shared = self.db.share("begin_read")?;
+        let Some(db) = shared.get() else { return Err(closing("begin_read")) };
         self.db.note(unpanicked("begin_read", "", || {
             let txn = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
             let table = match txn.open_table(TABLE) {
@@ -263,7 +265,7 @@ impl KvEngine for RedbEngine {
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
                 Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
             };
-            Ok(Arc::new(RedbSnapshot { table }) as Arc<dyn KvSnapshot>)
+            Ok(Arc::new(RedbSnapshot { table, _db: shared.clone() }) as Arc<dyn KvSnapshot>)
         }))
     }
 
@@ -286,32 +288,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn compact(&self, database: &str) -> Result<(), CompactError> {
-        if self.read_only {
-            return Err(CompactError::ReadOnly { database: database.to_owned() });
-        }
-        // redb refuses while a read transaction (a snapshot) would see pages move.
-        let mut busy = false;
-        let outcome = self.db.exclusive("compact", |db| {
-            unpanicked("compact", "", || match db.compact() {
-                Ok(_) => Ok(()),
-                Err(redb::CompactionError::TransactionInProgress) => {
-                    busy = true;
-                    Ok(())
-                }
-                Err(e) => Err(engine_error(NAME, "compact", "")(e)),
-            })
-        });
-        outcome.map_err(|source| CompactError::Engine { database: database.to_owned(), source })?;
-        if busy {
-            return Err(CompactError::InUse {
-                database: database.to_owned(),
-                holder: "a read snapshot or transaction",
-            });
-        }
-        // redb's compaction ends with a durable commit, which made every fast one durable.
-        self.unsynced.store(false, Ordering::Release);
-        *self.last_sync.lock() = Instant::now();
-        Ok(())
+        self.compact_file(database)
     }
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
@@ -393,9 +370,13 @@ impl Drop for RedbEngine {
             let _ = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true));
         }
         let grown = self.grown_since_open();
-        let Some(mut db) = self.db.take() else { return };
+        let Some(shared) = self.db.take() else { return };
+        // A snapshot that outlives the engine closes the database when it ends (`handle.rs`).
+        let Ok(mut open) = Arc::try_unwrap(shared) else { return };
+        let Some(db) = open.get_mut() else { return };
         // Closing commits redb's allocator state, which reads the tree: on a damaged file that can
         // panic, and a panic escaping `drop` would end the program (or abort it while unwinding).
+        // `Open` catches the close's panic; this catches the compaction's.
         let _ = panic::catch(move || {
             if grown {
                 // redb grows its file by doubling and places pages all over the new space, so a
@@ -406,8 +387,8 @@ impl Drop for RedbEngine {
                 // stays as it is.
                 let _ = db.compact();
             }
-            drop(db)
         });
+        drop(open);
     }
 }
 
@@ -421,8 +402,17 @@ impl RedbEngine {
 }
 
 struct RedbSnapshot {
-    /// `None` in a database where nothing was ever written.
+    /// `None` in a database where nothing was ever written. Declared first: ends before the
+    /// database it reads.
     table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+    /// Keeps the database open while the snapshot reads it, even once the engine has opened
+    /// the file again or replaced it by a compacted copy (`handle.rs`).
+    _db: Arc<handle::Open>,
+}
+
+/// The error of an operation that found the database being closed.
+fn closing(operation: &'static str) -> StoreError {
+    StoreError::Engine { backend: NAME, operation, key: String::new(), source: "the database is being closed".into() }
 }
 
 impl RedbSnapshot {

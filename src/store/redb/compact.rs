@@ -1,0 +1,150 @@
+//! Compaction of a redb file: redb's own, in place, when nothing reads the file; otherwise a copy
+//! of the latest commit into a new file that replaces the old one by a rename.
+//!
+//! redb's `compact()` moves pages within the file, each step a commit, and refuses while a read
+//! transaction is open: a reader may still see the pages it would move. A program that holds a
+//! snapshot (a long export, a reader thread) would then never get its space back. In the
+//! single-process mode no other process has the file open (redb locks it), so the latest commit
+//! is copied instead, value by value, into a new file beside it, which is synced and renamed
+//! over the old name: a crash leaves the old file (and a stray copy, which the next compaction
+//! removes) or the new one. Open snapshots keep reading the old file, now nameless, until they
+//! end. In multi-writer mode other processes may hold the old file open and would go on writing
+//! to it, so only the in-place compaction runs there.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use redb::ReadableDatabase;
+
+use super::{engine_error, open_database, unpanicked, RedbEngine, RedbOptions, NAME, TABLE};
+use crate::error::{CompactError, StoreError};
+
+/// Bytes of values copied per transaction into the new file: bounds the dirty pages redb keeps
+/// in memory until a commit.
+const COPY_BATCH_BYTES: usize = 64 << 20;
+
+impl RedbEngine {
+    /// [`crate::store::kv::KvEngine::compact`] for redb.
+    pub(super) fn compact_file(&self, database: &str) -> Result<(), CompactError> {
+        if self.read_only {
+            return Err(CompactError::ReadOnly { database: database.to_owned() });
+        }
+        let failed = |source| CompactError::Engine { database: database.to_owned(), source };
+        if let Some((path, _)) = self.db.reopen_target().filter(|_| !self.multi_writer) {
+            // A copy an earlier compaction left when it was interrupted.
+            remove_stray(&sibling(&path)).map_err(failed)?;
+        }
+        let compacted = self.compact_in_place().map_err(failed)?;
+        if !compacted {
+            let Some((path, options)) = self.db.reopen_target().filter(|_| !self.multi_writer) else {
+                return Err(CompactError::InUse {
+                    database: database.to_owned(),
+                    holder: "a read snapshot or transaction",
+                });
+            };
+            self.compact_by_copy(&path, options).map_err(failed)?;
+        }
+        // Both end with a durable commit of everything committed before, fast commits too.
+        self.unsynced.store(false, Ordering::Release);
+        *self.last_sync.lock() = Instant::now();
+        Ok(())
+    }
+
+    /// redb's compaction; `false` when a read transaction made redb refuse (nothing moved).
+    fn compact_in_place(&self) -> Result<bool, StoreError> {
+        let compacted = self.db.exclusive("compact", |db| {
+            unpanicked("compact", "", || match db.compact() {
+                Ok(_) => Ok(true),
+                Err(redb::CompactionError::TransactionInProgress) => Ok(false),
+                Err(e) => Err(engine_error(NAME, "compact", "")(e)),
+            })
+        })?;
+        // A snapshot shares the database: redb would refuse as well.
+        Ok(compacted.unwrap_or(false))
+    }
+
+    /// Copy the latest commit into a new file and put it in the place of `path`.
+    fn compact_by_copy(&self, path: &Path, options: RedbOptions) -> Result<(), StoreError> {
+        let copy = sibling(path);
+        let io =
+            |e: std::io::Error| StoreError::Io { operation: "compact", key: copy.display().to_string(), source: e };
+        let written = self
+            .copy_latest(&copy, options)
+            .and_then(|()| std::fs::File::open(&copy).and_then(|f| f.sync_all()).map_err(io));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&copy);
+            return Err(e);
+        }
+        self.db.replace("compact", || {
+            std::fs::rename(&copy, path).map_err(io)?;
+            if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::File::open(folder).and_then(|f| f.sync_all()).map_err(io)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every entry of the latest commit, segments as they are, into a new database at `copy`.
+    fn copy_latest(&self, copy: &Path, options: RedbOptions) -> Result<(), StoreError> {
+        let db = self.db.get("compact")?;
+        unpanicked("compact", "", || {
+            let read = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
+            let table = match read.open_table(TABLE) {
+                Ok(t) => Some(t),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+            };
+            let plain = RedbOptions { multi_writer: false, read_only: false, verify: false, ..options };
+            let mut new = open_database(copy, plain, |builder| builder.create(copy)).map_err(|e| {
+                StoreError::Engine { backend: NAME, operation: "compact", key: String::new(), source: Box::new(e) }
+            })?;
+            let mut entries = match &table {
+                Some(t) => Some(t.range::<&[u8]>(..).map_err(engine_error(NAME, "compact", ""))?),
+                None => None,
+            };
+            loop {
+                let mut txn = new.begin_write().map_err(engine_error(NAME, "compact", ""))?;
+                let mut bytes = 0;
+                {
+                    let mut out = txn.open_table(TABLE).map_err(engine_error(NAME, "compact", ""))?;
+                    for entry in entries.iter_mut().flatten() {
+                        let (k, v) = entry.map_err(engine_error(NAME, "compact", ""))?;
+                        out.insert(k.value(), v.value()).map_err(engine_error(NAME, "compact", ""))?;
+                        bytes += k.value().len() + v.value().len();
+                        if bytes >= COPY_BATCH_BYTES {
+                            break;
+                        }
+                    }
+                }
+                let last = bytes < COPY_BATCH_BYTES;
+                let durability = if last { redb::Durability::Immediate } else { redb::Durability::None };
+                txn.set_durability(durability).map_err(engine_error(NAME, "compact", ""))?;
+                txn.commit().map_err(engine_error(NAME, "compact", ""))?;
+                if last {
+                    break;
+                }
+            }
+            // The new file grew by doubling; cut it to its pages before it takes the old name.
+            new.compact().map_err(engine_error(NAME, "compact", ""))?;
+            Ok(())
+        })
+    }
+}
+
+/// Remove the file at `stray`, if there is one.
+fn remove_stray(stray: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(stray) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(StoreError::Io { operation: "compact", key: stray.display().to_string(), source: e })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Where the copy is written: beside the file (so the rename stays within one file system),
+/// hidden, named after it.
+fn sibling(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.compacting"))
+}
