@@ -15,6 +15,7 @@ create_exception!(zarrdb, OpenError, Error, "A database could not be opened.");
 create_exception!(zarrdb, LockedError, OpenError, "Another process holds the database open.");
 create_exception!(zarrdb, TransactionError, Error, "A transaction could not begin or end.");
 create_exception!(zarrdb, TransferError, Error, "An import, export or copy failed.");
+create_exception!(zarrdb, CompactError, Error, "A compaction failed or was refused; the data is unchanged.");
 
 /// The exception for a library error: its family's class, with the library's message.
 pub(crate) fn to_py(error: impl Into<zarrdb::Error>) -> PyErr {
@@ -35,6 +36,7 @@ pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
         zarrdb::Error::Open(_) => OpenError::new_err(message),
         zarrdb::Error::Transaction(_) => TransactionError::new_err(message),
         zarrdb::Error::Transfer(_) => TransferError::new_err(message),
+        zarrdb::Error::Compact(_) => CompactError::new_err(message),
         // The enum is non-exhaustive: a family added later is still a zarrdb.Error.
         _ => Error::new_err(message),
     }
@@ -53,5 +55,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LockedError", py.get_type::<LockedError>())?;
     m.add("TransactionError", py.get_type::<TransactionError>())?;
     m.add("TransferError", py.get_type::<TransferError>())?;
+    m.add("CompactError", py.get_type::<CompactError>())?;
     Ok(())
 }

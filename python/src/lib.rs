@@ -130,6 +130,13 @@ impl Database {
         .map_err(to_py)
     }
 
+    /// Give the space of erased and overwritten data back to the file system
+    /// (`zarrdb::Database::compact`); returns the file's length before and after, in bytes.
+    fn compact(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        let done = py.detach(|| self.db.db.compact()).map_err(to_py)?;
+        Ok((done.bytes_before, done.bytes_after))
+    }
+
     /// The path the database was opened at.
     #[getter]
     fn path(&self) -> std::path::PathBuf {

@@ -12,6 +12,7 @@ See ``docs/python.md`` in the repository for the guarantees and what is missing.
 from ._native import (
     ArrayError,
     CodecError,
+    CompactError,
     DiskFullError,
     Error,
     LockedError,
@@ -29,6 +30,7 @@ __all__ = [
     "ArrayError",
     "CodecError",
     "CodecPipeline",
+    "CompactError",
     "DiskFullError",
     "Error",
     "LockedError",

@@ -658,6 +658,18 @@ class ZarrdbStore(Store):
         finally:
             store._native_store = None
 
+    def compact(self) -> tuple[int, int]:
+        """Give the space of erased arrays and overwritten chunks back to the file system; returns
+        the database file's length before and after, in bytes.
+
+        redb only (``CompactError`` on LMDB and sled). Each step is a commit, so an interrupted
+        compaction leaves all data in place. With ``multi_process=True`` (the default) it needs
+        every snapshot and transaction of every process on the file to have ended, and raises
+        ``CompactError`` otherwise; with ``multi_process=False`` open snapshots keep reading the
+        old file while the data is copied into a new one that takes its place.
+        """
+        return self._writable_handle().database.compact()
+
     def snapshot(self) -> ZarrdbStore:
         """A read-only store fixed at the latest commit: later commits do not show in it."""
         self._ensure_open_sync()

@@ -1,0 +1,70 @@
+"""``ZarrdbStore.compact()``: the space of a deleted array goes back to the file system, what
+stays reads back unchanged, and what stops a compaction is a typed ``CompactError`` that leaves
+everything in place (docs/python.md, "Compaction")."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrdb
+from zarrdb import ZarrdbStore
+
+
+def _fill(store: ZarrdbStore) -> np.ndarray:
+    """Two 16 MB arrays of random (incompressible) float32; the first is deleted."""
+    rng = np.random.default_rng(3)
+    data = rng.random((2048, 2048), dtype=np.float32)
+    root = zarr.open_group(store, mode="w")
+    for name in ("gone", "kept"):
+        root.create_array(name, shape=data.shape, chunks=(512, 512), dtype="float32")[:] = data
+    del root["gone"]
+    return data
+
+
+def test_compact_gives_back_the_space_of_a_deleted_array(tmp_path: Path) -> None:
+    path = tmp_path / "c.zarrdb"
+    store = ZarrdbStore(path, multi_process=False)
+    data = _fill(store)
+    # With a snapshot open the data is copied into a new file; the snapshot reads on.
+    snap = store.snapshot()
+    before, after = store.compact()
+    assert after < before * 0.7, (before, after)
+    assert after == os.path.getsize(path)
+    np.testing.assert_array_equal(zarr.open_array(snap, path="kept", mode="r")[:], data)
+    np.testing.assert_array_equal(zarr.open_array(store, path="kept", mode="r")[:], data)
+    del snap
+    store.close()
+    reopened = ZarrdbStore(path, read_only=True)
+    np.testing.assert_array_equal(zarr.open_array(reopened, path="kept", mode="r")[:], data)
+
+
+def test_in_multi_process_mode_an_open_snapshot_makes_compact_raise(tmp_path: Path) -> None:
+    store = ZarrdbStore(tmp_path / "m.zarrdb")  # multi_process=True, the default
+    data = _fill(store)
+    snap = store.snapshot()
+    with pytest.raises(zarrdb.CompactError, match="snapshot"):
+        store.compact()
+    np.testing.assert_array_equal(zarr.open_array(snap, path="kept", mode="r")[:], data)
+    del snap
+    gc.collect()
+    before, after = store.compact()
+    assert after < before * 0.7, (before, after)
+    np.testing.assert_array_equal(zarr.open_array(store, path="kept", mode="r")[:], data)
+
+
+def test_compact_is_refused_on_lmdb_and_on_read_only_stores(tmp_path: Path) -> None:
+    lmdb = ZarrdbStore(tmp_path / "l.lmdb", backend="lmdb")
+    zarr.open_group(lmdb, mode="w")
+    with pytest.raises(zarrdb.CompactError, match="does not support compaction"):
+        lmdb.compact()
+    redb = ZarrdbStore(tmp_path / "r.zarrdb")
+    zarr.open_group(redb, mode="w")
+    redb.close()
+    with pytest.raises(ValueError):
+        ZarrdbStore(tmp_path / "r.zarrdb", read_only=True).compact()
