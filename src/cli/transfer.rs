@@ -8,13 +8,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zarrdb::transfer::{ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
-use super::locator::{self, Kind};
+use super::locator::{self, Kind, REDB_CACHE};
 use super::{CliError, CliResult};
-
-/// redb's page cache for one pass over a database. Every page is read or written once, so a
-/// cache only holds memory: redb's default (1 GiB) would grow the process by the dataset's size,
-/// up to that. redb writes dirty pages beyond half the cache to the file before commit.
-const REDB_CACHE: usize = 32 << 20;
 
 pub(crate) fn import(
     source: &str,
