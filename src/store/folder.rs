@@ -19,6 +19,10 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 /// Why an operation in a [`Folder`] failed.
+/// How often a write starts again when the folder it writes into was removed under it (by an
+/// erase of the folder's last file, see [`Folder::write_file`]).
+const REMOVED_FOLDER_ATTEMPTS: u32 = 64;
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FolderError {
     /// The file system refused an operation.
@@ -372,7 +376,26 @@ impl Folder {
     /// renamed into place: a reader sees the old or the new value. A link at `rel` is replaced,
     /// never written through. A temporary name already taken (left by a crashed process with the
     /// same process id) is passed over for the next one `temp` gives.
+    ///
+    /// Erasing the last file of a folder removes the folder (`remove_empty_folders`), so another
+    /// thread or process may remove a folder between the moment this write opens it and the
+    /// moment it creates its file there, which then fails as not found: the write starts again,
+    /// creating the folder anew, up to [`REMOVED_FOLDER_ATTEMPTS`] times.
     pub fn write_file(&self, rel: &str, value: &[u8], temp: &dyn Fn() -> String) -> Result<(), FolderError> {
+        let mut attempt = 1;
+        loop {
+            match self.write_file_once(rel, value, temp) {
+                Err(FolderError::Io { source, .. })
+                    if source.kind() == io::ErrorKind::NotFound && attempt < REMOVED_FOLDER_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn write_file_once(&self, rel: &str, value: &[u8], temp: &dyn Fn() -> String) -> Result<(), FolderError> {
         let (dir_rel, name) = split(rel);
         let name = self.check_name(rel, name)?;
         let dir = self.dir_create(dir_rel)?;
