@@ -3,18 +3,12 @@
 
 use zarrdb::Database;
 
-use super::locator::{self, Kind};
-use super::{CliError, CliResult};
+use super::locator;
+use super::CliResult;
 
 pub(crate) fn run(database: &str, json: bool) -> CliResult {
-    let (Kind::Database(backend), path) = locator::parse(database)? else {
-        return Err(CliError(format!(
-            "compact \"{database}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
-        )));
-    };
-    if !std::path::Path::new(path).exists() {
-        return Err(CliError(format!("compact: no database at \"{path}\"")));
-    }
+    let (backend, path) = locator::database(database, "compact")?;
+    // Nothing there: `OpenError::NotFound` ("no database at ...").
     let db = Database::builder().backend(backend).open(path)?;
     let done = db.compact()?;
     drop(db);

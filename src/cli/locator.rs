@@ -19,6 +19,17 @@ pub(crate) enum Kind {
     Database(Backend),
 }
 
+/// The backend and path of a locator that must name a database (`what` says which command
+/// wants it, for the message).
+pub(crate) fn database<'l>(locator: &'l str, what: &str) -> Result<(Backend, &'l str), CliError> {
+    match parse(locator)? {
+        (Kind::Database(backend), path) => Ok((backend, path)),
+        _ => Err(CliError(format!(
+            "{what} \"{locator}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
+        ))),
+    }
+}
+
 /// Split a locator into its kind and path, looking at the path when no scheme is given. A
 /// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
 /// file name, so no command creates a database under a misspelled name.

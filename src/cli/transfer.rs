@@ -26,11 +26,7 @@ pub(crate) fn import(
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
-    let (Kind::Database(backend), path) = locator::parse(destination)? else {
-        return Err(CliError(format!(
-            "import into \"{destination}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
-        )));
-    };
+    let (backend, path) = locator::database(destination, "import into")?;
     // A database this command creates and then fails to fill is removed again: a failed import
     // leaves no trace, not even an empty database.
     let existed = Path::new(path).exists();

@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-/// Why an operation in a [`Folder`] failed.
 /// How often a write starts again when the folder it writes into was removed under it (by an
 /// erase of the folder's last file, see [`Folder::write_file`]).
 const REMOVED_FOLDER_ATTEMPTS: u32 = 64;
 
+/// Why an operation in a [`Folder`] failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FolderError {
     /// The file system refused an operation.

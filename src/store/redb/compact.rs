@@ -31,13 +31,15 @@ impl RedbEngine {
             return Err(CompactError::ReadOnly { database: database.to_owned() });
         }
         let failed = |source| CompactError::Engine { database: database.to_owned(), source };
-        if let Some((path, _)) = self.db.reopen_target().filter(|_| !self.multi_writer) {
+        // Where a copy may replace the file: a file of its own that no other process holds.
+        let copyable = self.db.reopen_target().filter(|_| !self.multi_writer);
+        if let Some((path, _)) = &copyable {
             // A copy an earlier compaction left when it was interrupted.
-            remove_stray(&sibling(&path)).map_err(failed)?;
+            remove_stray(&sibling(path)).map_err(failed)?;
         }
         let compacted = self.compact_in_place().map_err(failed)?;
         if !compacted {
-            let Some((path, options)) = self.db.reopen_target().filter(|_| !self.multi_writer) else {
+            let Some((path, options)) = copyable else {
                 return Err(CompactError::InUse {
                     database: database.to_owned(),
                     holder: "a read snapshot or transaction",
