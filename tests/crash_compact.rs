@@ -8,14 +8,16 @@
 //! kill every key and value must be what it was before, and `check` must pass. At least one
 //! kill must land before the compaction ended (the file left longer than a whole compaction
 //! leaves it). The second test holds a snapshot open in the killed process, so the compaction
-//! copies the latest commit into a new file and renames it over the old one instead.
+//! copies the latest commit into a new file and renames it over the old one instead. The third
+//! does the same on LMDB, whose compaction always copies (into the folder, renamed over
+//! `data.mdb`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use zarrdb::{Array, ArrayMetadata, DataType, Database, Node};
+use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Node};
 
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the test uses only part of the shared generator")]
@@ -26,12 +28,63 @@ const BIN: &str = env!("CARGO_BIN_EXE_zarrdb");
 const KILLS: u32 = 12;
 const ARRAYS: usize = 6;
 
+/// What is compacted, and how.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// redb's compaction in place, by `zarrdb compact`.
+    Redb,
+    /// A redb compaction with a snapshot open: a copy renamed over the file.
+    RedbCopy,
+    /// LMDB's: a compacted copy renamed over `data.mdb`, by `zarrdb compact`.
+    Lmdb,
+}
+
+impl Kind {
+    fn backend(self) -> Backend {
+        if self == Kind::Lmdb {
+            Backend::Lmdb
+        } else {
+            Backend::Redb
+        }
+    }
+
+    fn locator(self, path: &Path) -> String {
+        format!("{}:{}", self.backend().name(), path.display())
+    }
+
+    /// The file the compaction shortens.
+    fn file(self, path: &Path) -> std::path::PathBuf {
+        match self {
+            Kind::Lmdb => path.join("data.mdb"),
+            _ => path.to_owned(),
+        }
+    }
+
+    /// Where an interrupted copy is left.
+    fn stray(self, path: &Path) -> std::path::PathBuf {
+        match self {
+            Kind::Lmdb => path.join(".data.mdb.compacting"),
+            _ => path.with_file_name(".db.zarrdb.compacting"),
+        }
+    }
+
+    /// Put a fresh copy of the database at `original` in place at `path`.
+    fn restore(self, original: &Path, path: &Path) {
+        if self == Kind::Lmdb {
+            let _ = std::fs::remove_dir_all(path);
+            std::fs::create_dir(path).unwrap();
+        }
+        std::fs::copy(self.file(original), self.file(path)).unwrap();
+    }
+}
+
 /// Six arrays of 1,024 x 1,024 uint32 (4 MiB each, 4 chunks of 1 MiB), every other one erased,
-/// copied to `image` while the database is still open: closing it would compact it already
-/// (the close compacts a file that grew). The copy is what a crash right after the erase leaves.
-fn make_image(dir: &Path, image: &Path) {
+/// copied to `image` while the database is still open: closing a redb file would compact it
+/// already (the close compacts a file that grew). The copy is what a crash right after the
+/// erase leaves.
+fn make_image(dir: &Path, image: &Path, kind: Kind) {
     let path = dir.join("made.zarrdb");
-    let db = Database::create(&path).unwrap();
+    let db = Database::builder().backend(kind.backend()).create(&path).unwrap();
     let mut rng = splitmix::SplitMix::new(11, 0);
     for i in 0..ARRAYS {
         let meta = ArrayMetadata::new(DataType::UInt32, vec![1024, 1024], vec![512, 512]);
@@ -42,12 +95,15 @@ fn make_image(dir: &Path, image: &Path) {
     for i in (0..ARRAYS).step_by(2) {
         Node::erase(db.store(), &format!("/runs/a{i}")).unwrap();
     }
-    std::fs::copy(&path, image).unwrap();
+    if kind == Kind::Lmdb {
+        std::fs::create_dir(image).unwrap();
+    }
+    std::fs::copy(kind.file(&path), kind.file(image)).unwrap();
 }
 
 /// Every key and value of the database, through one snapshot.
-fn content(path: &Path) -> BTreeMap<String, Vec<u8>> {
-    let db = Database::open(path).expect("the database opens after a kill");
+fn content(path: &Path, kind: Kind) -> BTreeMap<String, Vec<u8>> {
+    let db = Database::builder().backend(kind.backend()).open(path).expect("the database opens after a kill");
     let store = db.begin_read().unwrap().store();
     let mut out = BTreeMap::new();
     for key in store.list_prefix("").unwrap() {
@@ -56,16 +112,16 @@ fn content(path: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// `zarrdb compact` on `path`; with `snapshot`, this test binary instead, as a child that holds
+/// `zarrdb compact` on `path`; for `RedbCopy`, this test binary instead, as a child that holds
 /// a snapshot open while it compacts (so the latest commit is copied into a new file).
-fn compact(path: &Path, snapshot: bool) -> std::process::Child {
-    let mut command = if snapshot {
+fn compact(path: &Path, kind: Kind) -> std::process::Child {
+    let mut command = if kind == Kind::RedbCopy {
         let mut c = Command::new(std::env::current_exe().unwrap());
         c.args(["--exact", "child_compacts_holding_a_snapshot", "--nocapture"]).env(CHILD_ENV, path);
         c
     } else {
         let mut c = Command::new(BIN);
-        c.args(["compact", &format!("redb:{}", path.display())]);
+        c.args(["compact", &kind.locator(path)]);
         c
     };
     command.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
@@ -89,22 +145,26 @@ fn length(path: &Path) -> u64 {
 
 #[test]
 fn killed_compactions_keep_every_value() {
-    killed_compactions_keep_every_value_with(false);
+    killed_compactions_keep_every_value_with(Kind::Redb);
 }
 
 #[test]
 fn killed_compactions_by_copy_keep_every_value() {
-    killed_compactions_keep_every_value_with(true);
+    killed_compactions_keep_every_value_with(Kind::RedbCopy);
 }
 
-/// The kill campaign of this file; `snapshot`: a snapshot open throughout, so the compaction
-/// copies the database into a new file and renames it over the old one.
-fn killed_compactions_keep_every_value_with(snapshot: bool) {
+#[test]
+fn killed_lmdb_compactions_keep_every_value() {
+    killed_compactions_keep_every_value_with(Kind::Lmdb);
+}
+
+/// The kill campaign of this file, for one kind of compaction.
+fn killed_compactions_keep_every_value_with(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let original = dir.path().join("original.zarrdb");
-    make_image(dir.path(), &original);
-    let before = content(&original);
-    let long = length(&original);
+    make_image(dir.path(), &original, kind);
+    let before = content(&original, kind);
+    let long = length(&kind.file(&original));
     assert!(before.len() > 3 * 4, "the fixture holds too little");
 
     // Whole compactions, to learn how long one takes (the shorter of two: the first also pays
@@ -112,32 +172,32 @@ fn killed_compactions_keep_every_value_with(snapshot: bool) {
     let probe = dir.path().join("probe.zarrdb");
     let mut whole = Duration::MAX;
     for _ in 0..2 {
-        std::fs::copy(&original, &probe).unwrap();
+        kind.restore(&original, &probe);
         let start = Instant::now();
-        let out = compact(&probe, snapshot).wait_with_output().unwrap();
+        let out = compact(&probe, kind).wait_with_output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         whole = whole.min(start.elapsed());
     }
-    let short = length(&probe);
+    let short = length(&kind.file(&probe));
     eprintln!("whole compaction: {long} -> {short} bytes in {whole:?}");
     assert!(short < long * 3 / 4, "a whole compaction left {short} of {long} bytes");
-    assert_eq!(content(&probe), before, "a whole compaction changed the data");
+    assert_eq!(content(&probe, kind), before, "a whole compaction changed the data");
 
     let db = dir.path().join("db.zarrdb");
     let mut rng = splitmix::SplitMix::new(0xc0c, 0);
     let kills = std::env::var("ZARRDB_COMPACT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(KILLS);
     let mut unfinished = 0;
     for kill in 0..kills {
-        std::fs::copy(&original, &db).unwrap();
+        kind.restore(&original, &db);
         let fraction = 0.1 + 0.85 * rng.range(0, 1000) as f64 / 1000.0;
-        let mut child = compact(&db, snapshot);
+        let mut child = compact(&db, kind);
         std::thread::sleep(whole.mul_f64(fraction));
         let _ = child.kill();
         let status = child.wait().unwrap();
-        let cut = length(&db);
-        assert_eq!(content(&db), before, "kill {kill} at {fraction:.2} of a compaction changed the data");
+        let cut = length(&kind.file(&db));
+        assert_eq!(content(&db, kind), before, "kill {kill} at {fraction:.2} of a compaction changed the data");
 
-        let check = Command::new(BIN).args(["check", &format!("redb:{}", db.display())]).output().unwrap();
+        let check = Command::new(BIN).args(["check", &kind.locator(&db)]).output().unwrap();
         assert!(check.status.success(), "kill {kill}: zarrdb check failed: {}", String::from_utf8_lossy(&check.stdout));
         if !status.success() && cut > short {
             unfinished += 1;
@@ -145,9 +205,9 @@ fn killed_compactions_keep_every_value_with(snapshot: bool) {
     }
     eprintln!("{unfinished} of {kills} kills landed before the compaction ended");
     // A copy a kill interrupted is removed by the next compaction.
-    let out = compact(&db, snapshot).wait_with_output().unwrap();
+    let out = compact(&db, kind).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!dir.path().join(".db.zarrdb.compacting").exists(), "a stray copy was left behind");
-    assert_eq!(content(&db), before);
+    assert!(!kind.stray(&db).exists(), "a stray copy was left behind");
+    assert_eq!(content(&db, kind), before);
     assert!(unfinished > 0, "no kill landed before the compaction ended (a whole one takes {whole:?})");
 }

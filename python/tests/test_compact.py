@@ -44,8 +44,14 @@ def test_compact_gives_back_the_space_of_a_deleted_array(tmp_path: Path) -> None
     np.testing.assert_array_equal(zarr.open_array(reopened, path="kept", mode="r")[:], data)
 
 
-def test_in_multi_process_mode_an_open_snapshot_makes_compact_raise(tmp_path: Path) -> None:
-    store = ZarrdbStore(tmp_path / "m.zarrdb")  # multi_process=True, the default
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("m.zarrdb", {}), ("l.lmdb", {"backend": "lmdb"})],
+    ids=["redb-multi-process", "lmdb"],
+)
+def test_an_open_snapshot_makes_compact_raise(tmp_path: Path, name: str, options: dict) -> None:
+    # redb with multi_process=True (the default), and LMDB, whose compacted copy replaces data.mdb.
+    store = ZarrdbStore(tmp_path / name, **options)
     data = _fill(store)
     snap = store.snapshot()
     with pytest.raises(zarrdb.CompactError, match="snapshot"):
@@ -58,11 +64,23 @@ def test_in_multi_process_mode_an_open_snapshot_makes_compact_raise(tmp_path: Pa
     np.testing.assert_array_equal(zarr.open_array(store, path="kept", mode="r")[:], data)
 
 
-def test_compact_is_refused_on_lmdb_and_on_read_only_stores(tmp_path: Path) -> None:
-    lmdb = ZarrdbStore(tmp_path / "l.lmdb", backend="lmdb")
-    zarr.open_group(lmdb, mode="w")
+def test_an_lmdb_database_goes_on_in_the_compacted_file(tmp_path: Path) -> None:
+    path = tmp_path / "l.lmdb"
+    store = ZarrdbStore(path, backend="lmdb")
+    data = _fill(store)
+    store.compact()
+    assert os.path.getsize(path / "data.mdb") < 1.15 * data.nbytes
+    zarr.open_array(store, path="kept", mode="r+")[0, 0] = 7.0
+    store.close()
+    reopened = ZarrdbStore(path, backend="lmdb", read_only=True)
+    assert zarr.open_array(reopened, path="kept", mode="r")[0, 0] == 7.0
+
+
+def test_compact_is_refused_on_sled_and_on_read_only_stores(tmp_path: Path) -> None:
+    sled = ZarrdbStore(tmp_path / "s.sled", backend="sled")
+    zarr.open_group(sled, mode="w")
     with pytest.raises(zarrdb.CompactError, match="does not support compaction"):
-        lmdb.compact()
+        sled.compact()
     redb = ZarrdbStore(tmp_path / "r.zarrdb")
     zarr.open_group(redb, mode="w")
     redb.close()

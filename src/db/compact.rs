@@ -39,7 +39,12 @@ impl Database {
     ///   the snapshots go on reading the old file until they end. In multi-writer mode other
     ///   processes may hold the old file, so there an open snapshot (of any process) makes it
     ///   fail with [`CompactError::InUse`] instead.
-    /// - LMDB and sled: [`CompactError::Unsupported`] (docs/format.md, "Space").
+    /// - LMDB: a compacting copy of the latest commit (`mdb_env_copy2`), synced and renamed over
+    ///   `data.mdb`, then the environment is opened again on it (a crash leaves the old file or
+    ///   the new one). It needs the environment to itself: an open snapshot or transaction of
+    ///   this process, or another process with the database open, makes it fail with
+    ///   [`CompactError::InUse`], nothing changed.
+    /// - sled: [`CompactError::Unsupported`] (docs/format.md, "Space").
     ///
     /// ```
     /// use zarrdb::{Array, ArrayMetadata, DataType, Database, Node};

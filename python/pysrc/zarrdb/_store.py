@@ -662,11 +662,13 @@ class ZarrdbStore(Store):
         """Give the space of erased arrays and overwritten chunks back to the file system; returns
         the database file's length before and after, in bytes.
 
-        redb only (``CompactError`` on LMDB and sled). Each step is a commit, so an interrupted
-        compaction leaves all data in place. With ``multi_process=True`` (the default) it needs
-        every snapshot and transaction of every process on the file to have ended, and raises
-        ``CompactError`` otherwise; with ``multi_process=False`` open snapshots keep reading the
-        old file while the data is copied into a new one that takes its place.
+        redb and LMDB (``CompactError`` on sled). An interrupted compaction leaves all data in
+        place. On redb with ``multi_process=True`` (the default) it needs every snapshot and
+        transaction of every process on the file to have ended, and raises ``CompactError``
+        otherwise; with ``multi_process=False`` open snapshots keep reading the old file while the
+        data is copied into a new one that takes its place. On LMDB a compacted copy replaces
+        ``data.mdb``; it needs every snapshot of the store to have ended and no other process to
+        have the database open.
         """
         return self._writable_handle().database.compact()
 

@@ -6,6 +6,7 @@
 //! undo the last commit, never break the tree). The memory map grows by itself: a commit that
 //! meets `MDB_MAP_FULL` is aborted, the map doubled, and the commit retried.
 
+mod compact;
 mod fault;
 mod sealed;
 mod walk;
@@ -17,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use heed::types::{Bytes, Str};
 use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
-use parking_lot::{Mutex, RawRwLock, RwLock};
+use parking_lot::{ArcRwLockReadGuard, Mutex, RawRwLock, RwLock};
 
 use super::kv::{out_of_order, refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::ByteRange;
-use crate::error::{OpenError, StoreError};
+use crate::error::{CompactError, OpenError, StoreError};
 use sealed::Layout;
 
 const NAME: &str = "lmdb";
@@ -32,25 +33,58 @@ const DEFAULT_MAP_SIZE: usize = 1 << 40;
 const GROW_WAIT: Duration = Duration::from_secs(30);
 
 type Db = heed::Database<Str, Bytes>;
-/// A hold on the map: taken by every transaction, so a remap waits for them all.
-type RemapGuard = parking_lot::ArcRwLockReadGuard<RawRwLock, ()>;
 
-pub(crate) struct LmdbEngine {
+/// An open environment and what was read from it when it was opened. A compaction closes it
+/// and opens the compacted file in its place (`compact.rs`).
+struct Opened {
     env: heed::Env<WithoutTls>,
     db: Db,
-    /// Snapshots and write transactions hold it shared; growing the map holds it exclusively,
-    /// since LMDB may only remap when no transaction of this process is active.
-    remap: Arc<RwLock<()>>,
+    /// Whether values carry checksums (`sealed.rs`).
+    layout: Layout,
+    /// Reads past the end of the file become errors (`fault.rs`).
+    mapping: Arc<fault::Mapping>,
+    /// `lock.mdb`, opened by a compaction to hold LMDB's lock byte (`compact.rs`). Declared
+    /// after `env`, so it is closed after the environment: closing any descriptor of the file
+    /// drops every lock this process holds on it, LMDB's own included.
+    lock_file: Option<std::fs::File>,
+}
+
+/// A hold on the open environment: taken by every transaction, so a remap or a compaction
+/// waits for them all, and the environment stays in place while it is held.
+struct Hold(ArcRwLockReadGuard<RawRwLock, Option<Opened>>);
+
+impl std::ops::Deref for Hold {
+    type Target = Opened;
+
+    fn deref(&self) -> &Opened {
+        // `LmdbEngine::hold` makes a `Hold` only of an open environment, and the read guard keeps
+        // it from being taken away.
+        self.0.as_ref().expect("a Hold is made only of an open environment")
+    }
+}
+
+/// How the environment is opened, kept to open it again after a compaction.
+#[derive(Clone, Copy)]
+struct Settings {
+    durable: bool,
+    read_only: bool,
+    map_size: Option<usize>,
+}
+
+pub(crate) struct LmdbEngine {
+    /// Snapshots and write transactions hold it shared; growing the map and compaction hold it
+    /// exclusively, since LMDB may only remap when no transaction of this process is active.
+    /// `None` after a compaction could not open the compacted file; the next operation tries.
+    current: Arc<RwLock<Option<Opened>>>,
+    /// The folder.
+    path: PathBuf,
+    settings: Settings,
     /// Opened read-only (`MDB_RDONLY`): `data.mdb` is never written, and commits are refused.
     read_only: bool,
     /// When stale reader slots were last cleared (`clear_stale_readers`).
     reader_check: Mutex<Instant>,
-    /// `data.mdb`, whose mapping `mapping` covers.
+    /// `data.mdb`, whose mapping `Opened::mapping` covers.
     data: PathBuf,
-    /// Reads past the end of the file become errors (`fault.rs`).
-    mapping: Arc<fault::Mapping>,
-    /// Whether values carry checksums (`sealed.rs`).
-    layout: Layout,
     /// Durable commits (not `MDB_NOMETASYNC`).
     durable: bool,
 }
@@ -71,26 +105,9 @@ impl LmdbEngine {
         if create && !read_only {
             std::fs::create_dir_all(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
         }
-        let mut options = EnvOpenOptions::new().read_txn_without_tls();
-        let page = page_size();
-        options.map_size(map_size.unwrap_or(DEFAULT_MAP_SIZE).div_ceil(page) * page).max_readers(1024);
-        if !durable {
-            // SAFETY: MDB_NOMETASYNC keeps the database consistent after a crash (only the last
-            // commit may be undone), which is exactly what fast mode promises.
-            unsafe { options.flags(EnvFlags::NO_META_SYNC) };
-        }
-        // SAFETY: the map is only modified through LMDB, which locks between processes; zarrdb
-        // never opens the file by other means, and remapping waits for every transaction of this
-        // process (`remap`).
-        if read_only {
-            // SAFETY: as above; MDB_RDONLY only takes away writes. LMDB still records its readers
-            // in lock.mdb (a coordination file, not data), except on read-only media, where it
-            // uses no locks.
-            unsafe { options.flags(EnvFlags::READ_ONLY) };
-        }
+        let data = path.join("data.mdb");
         // LMDB takes an empty data.mdb for a new environment and initialises it: for an open of
         // an existing database that would hide a file emptied by damage behind an empty database.
-        let data = path.join("data.mdb");
         if !create && std::fs::metadata(&data).is_ok_and(|m| m.len() == 0) {
             return Err(OpenError::Corrupted {
                 path: display,
@@ -106,60 +123,48 @@ impl LmdbEngine {
                 source: why.into(),
             })?;
         }
-        let env = match unsafe { options.open(path) } {
-            // Without write permission on lock.mdb LMDB cannot record its reader (it copes with
-            // read-only media, not with a file it may not write). Opened without locks, a read
-            // stays correct unless another process writes meanwhile; one that may not write the
-            // lock file cannot be such a writer, but its owner can (docs/format.md).
-            Err(heed::Error::Io(e)) if read_only && e.kind() == std::io::ErrorKind::PermissionDenied => {
-                // SAFETY: as above, and see the comment on the match.
-                unsafe { options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK) };
-                unsafe { options.open(path) }
-            }
-            other => other,
-        }
-        .map_err(|e| open_error(&display, e))?;
-        check_length(&env, path)?;
-        let (db, layout): (Db, _) = if read_only {
-            // The unnamed database always exists; opening it needs no write transaction.
-            let rtxn = env.read_txn().map_err(|e| open_error(&display, e))?;
-            let db = env.open_database(&rtxn, None).map_err(|e| open_error(&display, e))?;
-            let db = db.ok_or_else(|| OpenError::Corrupted {
-                path: display.clone(),
-                backend: NAME,
-                source: "the unnamed database is missing".into(),
-            })?;
-            let layout = Layout::of(db, &rtxn).map_err(|e| open_error(&display, e))?;
-            rtxn.commit().map_err(|e| open_error(&display, e))?;
-            (db, layout)
-        } else {
-            let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
-            let db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
-            let layout = Layout::of_writable(db, &mut wtxn).map_err(|e| open_error(&display, e))?;
-            wtxn.commit().map_err(|e| open_error(&display, e))?;
-            (db, layout)
-        };
-        let layout = layout.map_err(|refusal| OpenError::Corrupted {
-            path: display.clone(),
-            backend: NAME,
-            source: refusal.into(),
-        })?;
-        let mapping = Arc::new(fault::Mapping::register(&data));
+        let settings = Settings { durable, read_only, map_size };
+        // A compaction in another process holds new openers here until it has put the compacted
+        // file in place (`compact.rs`).
+        let gate =
+            compact::wait_for_compaction(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?;
+        let opened = open_env(path, settings)?;
+        drop(gate);
         let engine = LmdbEngine {
-            env,
-            db,
-            remap: Arc::new(RwLock::new(())),
+            current: Arc::new(RwLock::new(Some(opened))),
+            path: path.to_owned(),
+            settings,
             read_only,
             reader_check: Mutex::new(Instant::now()),
             data,
-            mapping,
-            layout,
             durable,
         };
         if !read_only {
             engine.clear_stale_readers(true);
         }
         Ok(engine)
+    }
+
+    /// A hold on the open environment, opening it first if a compaction left it closed.
+    fn hold(&self, operation: &'static str) -> Result<Hold, StoreError> {
+        loop {
+            // Recursive: a new reader must not queue behind a growth that waits for older readers.
+            let current = self.current.read_arc_recursive();
+            if current.is_some() {
+                return Ok(Hold(current));
+            }
+            drop(current);
+            let mut current = self.current.write();
+            if current.is_none() {
+                let opened = open_env(&self.path, self.settings).map_err(|e| StoreError::Engine {
+                    backend: NAME,
+                    operation,
+                    key: String::new(),
+                    source: Box::new(e),
+                })?;
+                *current = Some(opened);
+            }
+        }
     }
 
     /// `Unsupported` for a write on a read-only handle. A writer also clears, at most once per
@@ -177,76 +182,35 @@ impl LmdbEngine {
     fn clear_stale_readers(&self, force: bool) {
         let mut last = self.reader_check.lock();
         if force || last.elapsed() >= READER_CHECK_INTERVAL {
-            let _ = self.env.clear_stale_readers();
+            if let Some(opened) = self.current.read_recursive().as_ref() {
+                let _ = opened.env.clear_stale_readers();
+            }
             *last = Instant::now();
         }
     }
 
-    fn apply(&self, txn: &mut RwTxn<'_>, batch: &WriteBatch) -> Result<(), heed::Error> {
-        for prefix in &batch.erased_prefixes {
-            let doomed: Vec<String> = {
-                let mut keys = Vec::new();
-                for entry in self.db.prefix_iter(txn, prefix)? {
-                    keys.push(entry?.0.to_owned());
-                }
-                keys
-            };
-            for key in doomed {
-                self.db.delete(txn, &key)?;
-            }
-        }
-        for (key, value) in &batch.puts {
-            match value {
-                Some(v) => self.layout.put(self.db, txn, key, v)?,
-                None => {
-                    self.db.delete(txn, key)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn try_commit(&self, batch: &WriteBatch) -> Result<(), heed::Error> {
-        let _shared = self.remap.read_recursive();
-        let mut txn = self.env.write_txn()?;
-        self.apply(&mut txn, batch)?;
-        self.refuse_if_faulted()?;
+    fn try_commit(&self, opened: &Opened, batch: &WriteBatch) -> Result<(), heed::Error> {
+        let mut txn = opened.env.write_txn()?;
+        apply(opened, &mut txn, batch)?;
+        refuse_if_faulted(opened)?;
         txn.commit()
     }
 
-    /// A write that read past the end of the file must not commit what it built from there;
-    /// the caller reports the fault (`fault::Mapping::check`).
-    fn refuse_if_faulted(&self) -> Result<(), heed::Error> {
-        match self.mapping.faulted() {
-            true => Err(heed::Error::Mdb(MdbError::Corrupted)),
-            false => Ok(()),
-        }
-    }
-
     /// The typed error of a failed write: `Damaged` when it read past the end of the file.
-    fn write_error(&self, operation: &'static str, key: &str, error: heed::Error) -> StoreError {
-        match self.mapping.check(NAME, operation, key) {
+    fn write_error(opened: &Opened, operation: &'static str, key: &str, error: heed::Error) -> StoreError {
+        match opened.mapping.check(NAME, operation, key) {
             Err(damaged) => damaged,
             Ok(()) => lmdb_error(operation, key)(error),
-        }
-    }
-
-    /// Refuse keys LMDB cannot hold before anything is written.
-    fn check_keys(&self, batch: &WriteBatch) -> Result<(), StoreError> {
-        let limit = self.env.max_key_size();
-        match batch.puts.keys().find(|k| k.len() > limit) {
-            Some(key) => Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG }),
-            None => Ok(()),
         }
     }
 
     /// Grow the map, if needed, so that `bytes` more fit with room to spare: values take whole
     /// pages (a value just over a page takes two), so three times the bytes plus 64 MiB.
     fn reserve(&self, bytes: u64) -> Result<(), StoreError> {
-        let info = self.env.info();
-        let used = (info.last_page_number as u64 + 1).saturating_mul(page_size() as u64);
+        let map_size = || self.hold("grow map").map(|h| h.env.info().map_size as u64);
+        let used = bytes_in_use(&self.hold("grow map")?.env);
         let want = used.saturating_add(bytes.saturating_mul(3)).saturating_add(64 << 20);
-        while (self.env.info().map_size as u64) < want {
+        while map_size()? < want {
             self.grow()?;
         }
         Ok(())
@@ -280,34 +244,142 @@ impl LmdbEngine {
         blocked: &'static str,
         size: impl FnOnce(usize) -> usize,
     ) -> Result<(), StoreError> {
-        let Some(_exclusive) = self.remap.try_write_for(GROW_WAIT) else {
+        drop(self.hold(operation)?);
+        let Some(current) = self.current.try_write_for(GROW_WAIT) else {
             return Err(StoreError::Engine { backend: NAME, operation, key: String::new(), source: blocked.into() });
         };
-        let size = size(self.env.info().map_size);
-        // SAFETY: `remap` is held exclusively, so no transaction of this process is active.
-        unsafe { self.env.resize(size) }.map_err(lmdb_error(operation, ""))?;
-        self.mapping.refresh(&self.data);
+        // A compaction that failed to reopen in between: the next `hold` opens it, at its size.
+        let Some(opened) = current.as_ref() else { return Ok(()) };
+        let size = size(opened.env.info().map_size);
+        // SAFETY: `current` is held exclusively, so no transaction of this process is active.
+        unsafe { opened.env.resize(size) }.map_err(lmdb_error(operation, ""))?;
+        opened.mapping.refresh(&self.data);
         Ok(())
     }
 
-    /// A transaction (`begin`) with the hold on the map it needs, following a map another
-    /// process grew.
+    /// A transaction (`begin`) with the hold on the environment it needs, following a map
+    /// another process grew.
     fn begin<T>(
         &self,
         operation: &'static str,
-        begin: impl Fn() -> heed::Result<T>,
-    ) -> Result<(RemapGuard, T), StoreError> {
+        begin: impl Fn(&Opened) -> heed::Result<T>,
+    ) -> Result<(Hold, T), StoreError> {
         loop {
-            // Recursive: a new reader must not queue behind a growth that waits for older readers.
-            let remap = self.remap.read_arc_recursive();
-            match begin() {
+            let hold = self.hold(operation)?;
+            match begin(&hold) {
                 Err(heed::Error::Mdb(MdbError::MapResized)) => {
-                    drop(remap);
+                    drop(hold);
                     self.adopt_map_size()?;
                 }
-                other => return Ok((remap, other.map_err(lmdb_error(operation, ""))?)),
+                other => return Ok((hold, other.map_err(lmdb_error(operation, ""))?)),
             }
         }
+    }
+}
+
+/// Open the environment at `path` (a folder), as `settings` say.
+fn open_env(path: &Path, settings: Settings) -> Result<Opened, OpenError> {
+    let display = path.display().to_string();
+    let Settings { durable, read_only, map_size } = settings;
+    let mut options = EnvOpenOptions::new().read_txn_without_tls();
+    let page = page_size();
+    options.map_size(map_size.unwrap_or(DEFAULT_MAP_SIZE).div_ceil(page) * page).max_readers(1024);
+    if !durable {
+        // SAFETY: MDB_NOMETASYNC keeps the database consistent after a crash (only the last
+        // commit may be undone), which is exactly what fast mode promises.
+        unsafe { options.flags(EnvFlags::NO_META_SYNC) };
+    }
+    // SAFETY: the map is only modified through LMDB, which locks between processes; zarrdb
+    // never opens the file by other means, and remapping waits for every transaction of this
+    // process (`LmdbEngine::current`).
+    if read_only {
+        // SAFETY: as above; MDB_RDONLY only takes away writes. LMDB still records its readers
+        // in lock.mdb (a coordination file, not data), except on read-only media, where it
+        // uses no locks.
+        unsafe { options.flags(EnvFlags::READ_ONLY) };
+    }
+    let env = match unsafe { options.open(path) } {
+        // Without write permission on lock.mdb LMDB cannot record its reader (it copes with
+        // read-only media, not with a file it may not write). Opened without locks, a read
+        // stays correct unless another process writes meanwhile; one that may not write the
+        // lock file cannot be such a writer, but its owner can (docs/format.md).
+        Err(heed::Error::Io(e)) if read_only && e.kind() == std::io::ErrorKind::PermissionDenied => {
+            // SAFETY: as above, and see the comment on the match.
+            unsafe { options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK) };
+            unsafe { options.open(path) }
+        }
+        other => other,
+    }
+    .map_err(|e| open_error(&display, e))?;
+    check_length(&env, path)?;
+    let (db, layout): (Db, _) = if read_only {
+        // The unnamed database always exists; opening it needs no write transaction.
+        let rtxn = env.read_txn().map_err(|e| open_error(&display, e))?;
+        let db = env.open_database(&rtxn, None).map_err(|e| open_error(&display, e))?;
+        let db = db.ok_or_else(|| OpenError::Corrupted {
+            path: display.clone(),
+            backend: NAME,
+            source: "the unnamed database is missing".into(),
+        })?;
+        let layout = Layout::of(db, &rtxn).map_err(|e| open_error(&display, e))?;
+        rtxn.commit().map_err(|e| open_error(&display, e))?;
+        (db, layout)
+    } else {
+        let mut wtxn = env.write_txn().map_err(|e| open_error(&display, e))?;
+        let db = env.create_database(&mut wtxn, None).map_err(|e| open_error(&display, e))?;
+        let layout = Layout::of_writable(db, &mut wtxn).map_err(|e| open_error(&display, e))?;
+        wtxn.commit().map_err(|e| open_error(&display, e))?;
+        (db, layout)
+    };
+    let layout = layout.map_err(|refusal| OpenError::Corrupted {
+        path: display.clone(),
+        backend: NAME,
+        source: refusal.into(),
+    })?;
+    let mapping = Arc::new(fault::Mapping::register(&path.join("data.mdb")));
+    Ok(Opened { env, db, layout, mapping, lock_file: None })
+}
+
+fn apply(opened: &Opened, txn: &mut RwTxn<'_>, batch: &WriteBatch) -> Result<(), heed::Error> {
+    let Opened { db, layout, .. } = opened;
+    for prefix in &batch.erased_prefixes {
+        let doomed: Vec<String> = {
+            let mut keys = Vec::new();
+            for entry in db.prefix_iter(txn, prefix)? {
+                keys.push(entry?.0.to_owned());
+            }
+            keys
+        };
+        for key in doomed {
+            db.delete(txn, &key)?;
+        }
+    }
+    for (key, value) in &batch.puts {
+        match value {
+            Some(v) => layout.put(*db, txn, key, v)?,
+            None => {
+                db.delete(txn, key)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A write that read past the end of the file must not commit what it built from there;
+/// the caller reports the fault (`fault::Mapping::check`).
+fn refuse_if_faulted(opened: &Opened) -> Result<(), heed::Error> {
+    match opened.mapping.faulted() {
+        true => Err(heed::Error::Mdb(MdbError::Corrupted)),
+        false => Ok(()),
+    }
+}
+
+/// Refuse keys LMDB cannot hold before anything is written.
+fn check_keys(opened: &Opened, batch: &WriteBatch) -> Result<(), StoreError> {
+    let limit = opened.env.max_key_size();
+    match batch.puts.keys().find(|k| k.len() > limit) {
+        Some(key) => Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG }),
+        None => Ok(()),
     }
 }
 
@@ -341,29 +413,39 @@ fn bytes_in_use(env: &heed::Env<WithoutTls>) -> u64 {
 
 impl KvEngine for LmdbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        self.mapping.check(NAME, "begin_read", "")?;
-        let (guard, txn) = self.begin("begin_read", || self.env.clone().static_read_txn())?;
+        let (hold, txn) = self.begin("begin_read", |opened| {
+            // A snapshot begun after a read past the end of the file is refused (below).
+            opened.env.clone().static_read_txn()
+        })?;
+        hold.mapping.check(NAME, "begin_read", "")?;
         // The pages this snapshot may read: those in use when it began (its meta page's).
-        let limit = usize::try_from(bytes_in_use(&self.env)).unwrap_or(usize::MAX);
+        let limit = usize::try_from(bytes_in_use(&hold.env)).unwrap_or(usize::MAX);
         Ok(Arc::new(LmdbSnapshot {
             txn: Mutex::new(txn),
-            db: self.db,
-            _remap: guard,
-            mapping: self.mapping.clone(),
+            db: hold.db,
+            mapping: hold.mapping.clone(),
             limit,
-            layout: self.layout,
+            layout: hold.layout,
+            _hold: hold,
         }))
     }
 
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
-        self.check_keys(&batch)?;
         loop {
-            match self.try_commit(&batch) {
+            let hold = self.hold("commit")?;
+            check_keys(&hold, &batch)?;
+            match self.try_commit(&hold, &batch) {
                 Ok(()) => return Ok(()),
-                Err(heed::Error::Mdb(MdbError::MapFull)) => self.grow()?,
-                Err(heed::Error::Mdb(MdbError::MapResized)) => self.adopt_map_size()?,
-                Err(e) => return Err(self.write_error("commit", "", e)),
+                Err(heed::Error::Mdb(MdbError::MapFull)) => {
+                    drop(hold);
+                    self.grow()?;
+                }
+                Err(heed::Error::Mdb(MdbError::MapResized)) => {
+                    drop(hold);
+                    self.adopt_map_size()?;
+                }
+                Err(e) => return Err(Self::write_error(&hold, "commit", "", e)),
             }
         }
     }
@@ -376,24 +458,33 @@ impl KvEngine for LmdbEngine {
         true
     }
 
+    fn compact(&self, database: &str) -> Result<(), CompactError> {
+        self.compact_folder(database)
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         self.writable("a write transaction")?;
-        let (remap, txn) = self.begin("begin_write", || self.env.write_txn())?;
-        // SAFETY: the transaction borrows `self.env`, which lives inside the `Arc<LmdbEngine>`
-        // that the same `LmdbWriter` holds: the Arc keeps it alive and at a fixed address, and the
-        // transaction, declared first, is dropped (or committed) before the Arc.
-        let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
-        Ok(Some(Box::new(LmdbWriter { txn: Some(txn), remap: Some(remap), engine: self })))
+        let (hold, txn) = self.begin("begin_write", |opened| {
+            let txn = opened.env.write_txn()?;
+            // SAFETY: the transaction borrows the environment inside `current`'s lock, which the
+            // `Hold` returned beside it keeps alive, in place and unchanged (it is a read guard on
+            // an `Arc`); the `LmdbWriter` declares the transaction before the hold, so it is
+            // dropped (or committed) first.
+            Ok(unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) })
+        })?;
+        Ok(Some(Box::new(LmdbWriter { txn: Some(txn), hold: Some(hold), engine: self })))
     }
 
     fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
         self.reserve(expected_bytes)?;
-        let (remap, txn) = self.begin("begin_write", || self.env.write_txn())?;
-        // SAFETY: as in `lock_writer`: the Arc held beside the transaction keeps the environment
-        // alive and in place, and the transaction, declared first, goes before it.
-        let txn = unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) };
-        Ok(Box::new(LmdbBulk { txn, _remap: remap, engine: self }))
+        let (hold, txn) = self.begin("begin_write", |opened| {
+            let txn = opened.env.write_txn()?;
+            // SAFETY: as in `lock_writer`: the hold kept beside the transaction keeps the
+            // environment alive and in place, and the transaction, declared first, goes before it.
+            Ok(unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) })
+        })?;
+        Ok(Box::new(LmdbBulk { txn, hold, durable: self.durable }))
     }
 }
 
@@ -402,44 +493,44 @@ impl KvEngine for LmdbEngine {
 /// batch, the values cannot be replayed after growing it.
 struct LmdbBulk {
     txn: RwTxn<'static>,
-    _remap: RemapGuard,
-    engine: Arc<LmdbEngine>,
+    hold: Hold,
+    /// The database's durability (`LmdbEngine::durable`).
+    durable: bool,
 }
 
 impl KvBulk for LmdbBulk {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
-        let limit = self.engine.env.max_key_size();
+        let opened = &*self.hold;
+        let limit = opened.env.max_key_size();
         for (key, value) in &values {
             if key.len() > limit {
                 return Err(StoreError::InvalidKey { key: key.clone(), reason: KEY_TOO_LONG });
             }
-            let engine = &self.engine;
-            engine.layout.put(engine.db, &mut self.txn, key, value).map_err(|e| engine.write_error("put", key, e))?;
+            let put = opened.layout.put(opened.db, &mut self.txn, key, value);
+            put.map_err(|e| LmdbEngine::write_error(opened, "put", key, e))?;
         }
-        self.engine.mapping.check(NAME, "put", "")
+        opened.mapping.check(NAME, "put", "")
     }
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
-        let engine = &self.engine;
-        if key.len() > engine.env.max_key_size() {
+        let opened = &*self.hold;
+        if key.len() > opened.env.max_key_size() {
             // Longer keys were never stored.
             return Ok(());
         }
-        engine.db.delete(&mut self.txn, key).map_err(|e| engine.write_error("erase", key, e))?;
-        engine.mapping.check(NAME, "erase", key)
+        opened.db.delete(&mut self.txn, key).map_err(|e| LmdbEngine::write_error(opened, "erase", key, e))?;
+        opened.mapping.check(NAME, "erase", key)
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let LmdbBulk { txn, _remap, engine } = *self;
+        let LmdbBulk { txn, hold, durable: synced } = *self;
         // Fast mode leaves the meta page unsynced (`MDB_NOMETASYNC`); a durable bulk commit in a
         // fast-mode database (an import) syncs the file itself.
-        let result = engine
-            .refuse_if_faulted()
+        let result = refuse_if_faulted(&hold)
             .and_then(|()| txn.commit())
-            .and_then(|()| if engine.durable || !durable { Ok(()) } else { engine.env.force_sync() })
-            .map_err(|e| engine.write_error("commit", "", e));
-        drop(_remap);
-        drop(engine);
+            .and_then(|()| if synced || !durable { Ok(()) } else { hold.env.force_sync() })
+            .map_err(|e| LmdbEngine::write_error(&hold, "commit", "", e));
+        drop(hold);
         result
     }
 }
@@ -448,24 +539,27 @@ impl KvBulk for LmdbBulk {
 /// LMDB's writer lock spans processes, so no other process commits in between.
 struct LmdbWriter {
     txn: Option<RwTxn<'static>>,
-    remap: Option<RemapGuard>,
+    hold: Option<Hold>,
     engine: Arc<LmdbEngine>,
 }
 
 impl KvWriter for LmdbWriter {
     fn commit(mut self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
-        self.engine.check_keys(&batch)?;
-        let Some(mut txn) = self.txn.take() else { return self.engine.commit(batch, true) };
-        let applied = self.engine.apply(&mut txn, &batch).and_then(|()| self.engine.refuse_if_faulted());
+        let (Some(mut txn), Some(hold)) = (self.txn.take(), self.hold.take()) else {
+            return self.engine.commit(batch, true);
+        };
+        check_keys(&hold, &batch)?;
+        let applied = apply(&hold, &mut txn, &batch).and_then(|()| refuse_if_faulted(&hold));
         match applied.and_then(|()| txn.commit()) {
             Ok(()) => return Ok(()),
             Err(heed::Error::Mdb(MdbError::MapFull)) => {}
-            Err(e) => return Err(self.engine.write_error("commit", "", e)),
+            Err(e) => return Err(LmdbEngine::write_error(&hold, "commit", "", e)),
         }
         // The map is full: the transaction is gone. Growing waits for every transaction of this
-        // process to end, this one's hold on the map included; then the batch is committed again.
-        // Another process may commit in between; the map filling up is rare enough to accept it.
-        drop(self.remap.take());
+        // process to end, this one's hold on the environment included; then the batch is
+        // committed again. Another process may commit in between; the map filling up is rare
+        // enough to accept it.
+        drop(hold);
         self.engine.grow()?;
         self.engine.commit(batch, true)
     }
@@ -475,11 +569,11 @@ struct LmdbSnapshot {
     /// LMDB lets one thread at a time use a read transaction.
     txn: Mutex<RoTxn<'static, WithoutTls>>,
     db: Db,
-    _remap: RemapGuard,
     mapping: Arc<fault::Mapping>,
     /// The bytes of the mapping in use by this snapshot: every value lies within them.
     limit: usize,
     layout: Layout,
+    _hold: Hold,
 }
 
 impl LmdbSnapshot {
