@@ -5,15 +5,16 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompactError {
-    /// A redb database opened in multi-writer mode is being read or written through the engine
-    /// (a [`crate::Snapshot`], or a transaction of another process), so pages cannot move, and
-    /// a copy cannot replace a file other processes may hold. Nothing was moved; try again when
-    /// it has ended.
+    /// The database is in use where a compaction cannot work around it: in a redb database
+    /// opened in multi-writer mode, a [`crate::Snapshot`] or a transaction of another process
+    /// (pages cannot move, and a copy cannot replace a file other processes may hold); in an
+    /// LMDB database, a snapshot of this process or another process with it open (its file is
+    /// replaced by a compacted copy). Nothing was moved; try again when it has ended.
     #[error("cannot compact \"{database}\" now: {holder} is open; nothing was changed")]
     InUse {
         /// The database's path.
         database: String,
-        /// What holds it ("a read snapshot or transaction").
+        /// What holds it ("a read snapshot or transaction", "another process").
         holder: &'static str,
     },
     /// The database was opened read-only.
