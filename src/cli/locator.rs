@@ -81,13 +81,6 @@ pub(crate) fn open_root(store: Arc<dyn Store>) -> Result<Option<Node>, Error> {
 }
 
 /// An opened store, with the database it reads from kept open.
-/// redb's page cache for one pass over a database (the read-only commands, import, export).
-/// Every page is read or written once, so a cache only holds memory: redb's default (1 GiB)
-/// would grow the process by the dataset's size, up to that, and a read into fresh cache
-/// buffers is slower than one into recycled ones (docs/benchmarks.md, "Space"). redb writes
-/// dirty pages beyond half the cache to the file before commit.
-pub(crate) const REDB_CACHE: usize = 32 << 20;
-
 pub(crate) struct Opened {
     pub store: Arc<dyn Store>,
     _database: Option<Database>,
@@ -112,12 +105,8 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
         }
         (Kind::Database(backend), path) => {
             // Read-only: inspecting a database never changes its files (and works on read-only media).
-            let database = Database::builder()
-                .backend(backend)
-                .redb_cache_size(REDB_CACHE)
-                .verify_on_open(verify)
-                .read_only(true)
-                .open(path)?;
+            // A read-only redb database gets a small cache (`DatabaseBuilder::redb_cache_size`).
+            let database = Database::builder().backend(backend).verify_on_open(verify).read_only(true).open(path)?;
             let store = database.begin_read()?.store();
             Ok(Opened { store, _database: Some(database) })
         }

@@ -8,8 +8,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use zarrdb::transfer::{ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
-use super::locator::{self, Kind, REDB_CACHE};
+use super::locator::{self, Kind};
 use super::{CliError, CliResult};
+
+/// redb's page cache for an import: every page is written once, so a cache only holds memory;
+/// redb's default (1 GiB) would grow the process by the dataset's size, up to that. redb writes
+/// dirty pages beyond half the cache to the file before the commit. (An export opens the
+/// database read-only, which gets a small cache by default.)
+const IMPORT_REDB_CACHE: usize = 32 << 20;
 
 pub(crate) fn import(
     source: &str,
@@ -32,7 +38,7 @@ pub(crate) fn import(
     let existed = Path::new(path).exists();
     let report = Database::builder()
         .backend(backend)
-        .redb_cache_size(REDB_CACHE)
+        .redb_cache_size(IMPORT_REDB_CACHE)
         .create(path)
         .and_then(|db| db.import(source, &options));
     if let Some(bar) = bar {
@@ -57,7 +63,7 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
         return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
     };
     let (to, zip) = export_destination(destination)?;
-    let database = Database::builder().backend(backend).redb_cache_size(REDB_CACHE).read_only(true).open(path)?;
+    let database = Database::builder().backend(backend).read_only(true).open(path)?;
     let bar = progress_bar();
     let mut options = ExportOptions::default().node(node).consolidated(consolidated);
     if let Some(zip) = zip {

@@ -170,7 +170,12 @@ impl DatabaseBuilder {
         self
     }
 
-    /// redb only: the page cache size in bytes.
+    /// redb only: the page cache size in bytes. By default redb's 1 GiB for a database opened
+    /// for writing: redb keeps a write transaction's dirty pages in it until the commit (up to
+    /// half of it), and a smaller cache makes large writes slower (a 268 MB write: 30-45 %
+    /// slower with 128 MiB; docs/benchmarks.md). 16 MiB for a database opened read-only, which
+    /// has no dirty pages: large reads then recycle the cache's buffers instead of touching
+    /// fresh memory for every page, and are faster and smaller for it.
     pub fn redb_cache_size(&mut self, bytes: usize) -> &mut Self {
         self.redb_cache_size = Some(bytes);
         self
