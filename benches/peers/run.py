@@ -11,9 +11,9 @@ from run to run. Both durabilities are compared fairly:
   a sync.
 Reads are the same in both: each target opens what it wrote and reads the whole array.
 
-The machine's limits are measured in the same run (`peer limits`): memcpy into fresh and into
-warm memory, zstd level 1 per core, 4 KiB write + fdatasync per second, 256 MiB write +
-fdatasync MB/s.
+The machine's limits are measured in the same run (`peer limits`): memcpy into fresh memory
+(one core and all cores) and into warm memory, zstd level 1 per core, 4 KiB write + fdatasync
+per second, 64 MiB write + fdatasync MB/s.
 
 Run from the repository root with the venv scripts/test.sh makes (tensorstore, zarr, numpy):
 
@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> dict:
     try:
         for name in names:
             mb = workloads[name]["shape"][0] * workloads[name]["shape"][1] * 4 / 1e6
-            figures = {t: {"write_durable": [], "write_fast": [], "read": [], "overhead_MB": []} for t in targets}
+            figures = {
+                t: {"write_durable": [], "write_fast": [], "read": [], "write_rss_MB": [], "read_rss_MB": []}
+                for t in targets
+            }
             for run_index in range(args.runs):
                 order = targets[run_index % len(targets) :] + targets[: run_index % len(targets)]
                 for target in order:
@@ -102,11 +105,11 @@ def run(args: argparse.Namespace) -> dict:
                         try:
                             written = measure(target, "write", name, path, durable)
                             figures[target]["write_durable" if durable else "write_fast"].append(mb / written["seconds"])
-                            figures[target]["overhead_MB"].append(written["overhead_rss_bytes"] / 1e6)
+                            figures[target]["write_rss_MB"].append(written["overhead_rss_bytes"] / 1e6)
                             if durable:
                                 read = measure(target, "read", name, path, durable)
                                 figures[target]["read"].append(mb / read["seconds"])
-                                figures[target]["overhead_MB"].append(read["overhead_rss_bytes"] / 1e6)
+                                figures[target]["read_rss_MB"].append(read["overhead_rss_bytes"] / 1e6)
                         finally:
                             shutil.rmtree(path, ignore_errors=True)
                 print(f"{name}: run {run_index + 1} of {args.runs} done", file=sys.stderr, flush=True)
