@@ -11,16 +11,28 @@ fn keys(store: &dyn Store) -> Vec<String> {
     store.list().expect("list")
 }
 
+/// The value under `key` as `with_value` lends it; `None` when it says the key is absent (and
+/// then it must not have called the reader).
+fn lent(store: &dyn Store, key: &str) -> Option<Vec<u8>> {
+    let mut seen = None;
+    let found = store.with_value(key, &mut |value| seen = Some(value.to_vec())).unwrap();
+    assert_eq!(found, seen.is_some(), "with_value of {key} said {found} but called the reader: {}", seen.is_some());
+    seen
+}
+
 fn get_set_overwrite(store: &dyn Store) {
     assert_eq!(store.get("a/b").unwrap(), None);
     store.set("a/b", b"one").unwrap();
     assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"one"[..]));
     store.set("a/b", b"").unwrap();
     assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b""[..]), "empty values are values");
+    assert_eq!(lent(store, "a/b").as_deref(), Some(&b""[..]));
     store.set("a/b", b"three").unwrap();
     assert_eq!(store.get("a/b").unwrap().as_deref(), Some(&b"three"[..]));
+    assert_eq!(lent(store, "a/b").as_deref(), Some(&b"three"[..]));
     assert_eq!(store.size("a/b").unwrap(), Some(5));
     assert_eq!(store.size("a/missing").unwrap(), None);
+    assert_eq!(lent(store, "a/missing"), None);
     // A prefix is not a value.
     assert_eq!(store.get("a").unwrap(), None);
 }
@@ -32,6 +44,7 @@ fn large_value(store: &dyn Store) {
     store.set("big/c/0", &value).unwrap();
     store.set("big/c/00", b"after").unwrap();
     assert_eq!(store.get("big/c/0").unwrap().as_deref(), Some(&value[..]));
+    assert_eq!(lent(store, "big/c/0").as_deref(), Some(&value[..]));
     assert_eq!(store.size("big/c/0").unwrap(), Some(value.len() as u64));
     let ranges = [
         ByteRange::FromStart { offset: 500_000, length: Some(100_000) },
@@ -46,6 +59,7 @@ fn large_value(store: &dyn Store) {
     let shorter = &value[..300_000];
     store.set("big/c/0", shorter).unwrap();
     assert_eq!(store.get("big/c/0").unwrap().as_deref(), Some(shorter));
+    assert_eq!(lent(store, "big/c/0").as_deref(), Some(shorter));
     assert_eq!(store.size("big/c/0").unwrap(), Some(300_000));
     assert_eq!(keys(store), vec!["big/c/0", "big/c/00"]);
     assert_eq!(store.list_dir("big/c/").unwrap(), DirListing { keys: vec!["0".into(), "00".into()], prefixes: vec![] });

@@ -32,7 +32,12 @@ fn reads(store: &dyn Store) {
     for (key, value) in fixture() {
         assert_eq!(store.get(key).unwrap().as_deref(), Some(&value[..]), "{key}");
         assert_eq!(store.size(key).unwrap(), Some(value.len() as u64), "{key}");
+        let mut lent = None;
+        assert!(store.with_value(key, &mut |v| lent = Some(v.to_vec())).unwrap(), "{key}");
+        assert_eq!(lent.as_deref(), Some(&value[..]), "{key}: with_value");
     }
+    assert!(!store.with_value("missing", &mut |_| panic!("called for an absent key")).unwrap());
+    assert!(matches!(store.with_value("a/../zarr.json", &mut |_| ()), Err(StoreError::InvalidKey { .. })));
     assert_eq!(store.get("a").unwrap(), None, "a prefix is not a value");
     assert_eq!(store.size("missing").unwrap(), None);
     let got = store

@@ -172,8 +172,35 @@ impl Array {
         row0: u64,
     ) -> Result<(), Error> {
         for part in parts {
-            let piece = self.read_piece(part)?;
-            self.place(part, piece, dst, offset, dst_shape, row0);
+            match self.read_partial(part)? {
+                Some(piece) => self.place(part, piece, dst, offset, dst_shape, row0),
+                None => self.read_whole_into(part, dst, offset, dst_shape, row0)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the chunk of `part` whole and copy its box into `dst` (as in `place`), decoding it
+    /// straight from where the store holds the value (`ReadableStore::with_value`) into
+    /// per-thread buffers, or from the value itself when it is stored as decoded: no copy of the
+    /// chunk of its own.
+    fn read_whole_into(
+        &self,
+        part: &Part,
+        dst: &mut [u8],
+        offset: &[u64],
+        dst_shape: &[u64],
+        row0: u64,
+    ) -> Result<(), Error> {
+        let key = self.chunk_key(&part.coords);
+        let mut decoded = Ok(());
+        let found = self.store.with_value(&key, &mut |encoded| {
+            let place = |chunk: &[u8]| self.place_chunk(part, chunk, &mut *dst, offset, dst_shape, row0);
+            decoded = self.chain().decode_with(encoded, place);
+        })?;
+        decoded.map_err(|source| Error::Codec { key, source })?;
+        if !found {
+            self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0);
         }
         Ok(())
     }
@@ -182,14 +209,10 @@ impl Array {
     /// `row0` and at `offset` in the other dimensions).
     fn place(&self, part: &Part, piece: ReadPiece, dst: &mut [u8], offset: &[u64], dst_shape: &[u64], row0: u64) {
         let elem = self.data_type().size();
-        let chunk_shape = self.chunk_shape();
-        let start: Vec<u64> = (0..part.lo.len()).map(|d| part.lo[d] - if d == 0 { row0 } else { offset[d] }).collect();
+        let start = dst_start(part, offset, row0);
         let dst_box = BoxIn { shape: dst_shape, start: &start };
         match piece {
-            ReadPiece::Chunk(chunk) => {
-                let in_chunk = offset_in_cell(&part.lo, &part.coords, chunk_shape);
-                copy_box(&chunk, &BoxIn { shape: chunk_shape, start: &in_chunk }, dst, &dst_box, &part.size, elem);
-            }
+            ReadPiece::Chunk(chunk) => self.place_chunk(part, &chunk, dst, offset, dst_shape, row0),
             ReadPiece::Box(data) => {
                 let zero = vec![0; part.size.len()];
                 copy_box(&data, &BoxIn { shape: &part.size, start: &zero }, dst, &dst_box, &part.size, elem);
@@ -198,12 +221,33 @@ impl Array {
         }
     }
 
+    /// `place` for a whole decoded chunk.
+    fn place_chunk(&self, part: &Part, chunk: &[u8], dst: &mut [u8], offset: &[u64], dst_shape: &[u64], row0: u64) {
+        let start = dst_start(part, offset, row0);
+        let in_chunk = offset_in_cell(&part.lo, &part.coords, self.chunk_shape());
+        let (src, dst_box) =
+            (BoxIn { shape: self.chunk_shape(), start: &in_chunk }, BoxIn { shape: dst_shape, start: &start });
+        copy_box(chunk, &src, dst, &dst_box, &part.size, self.data_type().size());
+    }
+
     /// Read what `part` needs of one chunk: only the touched inner chunks of a shard when the
     /// region covers part of it, the whole chunk otherwise.
     fn read_piece(&self, part: &Part) -> Result<ReadPiece, Error> {
+        if let Some(piece) = self.read_partial(part)? {
+            return Ok(piece);
+        }
+        Ok(match self.read_chunk(&part.coords)? {
+            Some(chunk) => ReadPiece::Chunk(chunk),
+            None => ReadPiece::Fill,
+        })
+    }
+
+    /// The touched inner chunks of a shard when the region covers part of it; `None` when the
+    /// chunk is to be read whole.
+    fn read_partial(&self, part: &Part) -> Result<Option<ReadPiece>, Error> {
         if !self.covers(part) && self.chain().supports_partial_decode() {
             let key = self.chunk_key(&part.coords);
-            let Some(value_len) = self.store.size(&key)? else { return Ok(ReadPiece::Fill) };
+            let Some(value_len) = self.store.size(&key)? else { return Ok(Some(ReadPiece::Fill)) };
             let in_chunk = offset_in_cell(&part.lo, &part.coords, self.chunk_shape());
             let store = self.store.as_ref();
             let mut fetch = |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, Error> {
@@ -213,14 +257,11 @@ impl Array {
             };
             match self.chain().partial_decode(&mut fetch, &key, value_len, &in_chunk, &part.size)? {
                 Partial::Unsupported => {}
-                Partial::Absent => return Ok(ReadPiece::Fill),
-                Partial::Data(data) => return Ok(ReadPiece::Box(data)),
+                Partial::Absent => return Ok(Some(ReadPiece::Fill)),
+                Partial::Data(data) => return Ok(Some(ReadPiece::Box(data))),
             }
         }
-        Ok(match self.read_chunk(&part.coords)? {
-            Some(chunk) => ReadPiece::Chunk(chunk),
-            None => ReadPiece::Fill,
-        })
+        Ok(None)
     }
 
     /// Write the region `offset..offset+shape` from C-order little-endian element bytes.
@@ -474,4 +515,10 @@ impl Array {
             },
         )
     }
+}
+
+/// Where `part` starts in a buffer whose first row is array row `row0` and which starts at
+/// `offset` in the other dimensions.
+fn dst_start(part: &Part, offset: &[u64], row0: u64) -> Vec<u64> {
+    (0..part.lo.len()).map(|d| part.lo[d] - if d == 0 { row0 } else { offset[d] }).collect()
 }

@@ -101,6 +101,10 @@ impl ArrayToBytes for BytesCodec {
         Ok(decoded)
     }
 
+    fn decodes_as_is(&self, spec: &ChunkSpec) -> bool {
+        self.swap_needed(spec).is_none()
+    }
+
     fn decode_in_place(&self, data: &mut [u8], spec: &ChunkSpec) -> Option<Result<(), CodecError>> {
         Some(check_len(data.len(), spec).map(|()| {
             if let Some(width) = self.swap_needed(spec) {

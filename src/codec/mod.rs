@@ -112,6 +112,11 @@ pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     fn decode_in_place(&self, _data: &mut [u8], _spec: &ChunkSpec) -> Option<Result<(), CodecError>> {
         None
     }
+    /// Whether the encoded bytes of a chunk of `spec` are its decoded bytes as they are (the
+    /// little-endian `bytes` codec), so a reader may use them without decoding.
+    fn decodes_as_is(&self, _spec: &ChunkSpec) -> bool {
+        false
+    }
     /// The largest encoded size any valid chunk of `spec` can have.
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64;
     /// The encoded size when it does not depend on the values (needed for shard indexes).
@@ -382,6 +387,18 @@ impl CodecChain {
     /// decoding the many small inner chunks of a shard allocates nothing per chunk.
     pub fn decode_with<R>(&self, encoded: &[u8], consume: impl FnOnce(&[u8]) -> R) -> Result<R, CodecError> {
         self.check_runnable()?;
+        if self.array_to_array.is_empty()
+            && self.bytes_to_bytes.is_empty()
+            && self.array_to_bytes.decodes_as_is(self.bytes_spec())
+        {
+            // Stored as they are decoded: nothing to decode or copy, only the size to check.
+            // The size check `bytes` makes when it decodes, with the same error.
+            let expected = self.bytes_spec().num_bytes();
+            if encoded.len() as u64 != expected {
+                return Err(CodecError::SizeMismatch { codec: "bytes", expected, actual: encoded.len() as u64 });
+            }
+            return Ok(consume(encoded));
+        }
         if !self.array_to_array.is_empty() || self.bytes_to_bytes.is_empty() {
             return self.decode(encoded).map(|data| consume(&data));
         }

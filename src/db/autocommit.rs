@@ -75,6 +75,11 @@ impl ReadableStore for AutoCommitStore {
         check_user_key(key)?;
         self.db.engine.snapshot()?.size(key)
     }
+
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        check_user_key(key)?;
+        self.db.engine.snapshot()?.with_value(key, read)
+    }
 }
 
 impl WritableStore for AutoCommitStore {

@@ -87,6 +87,11 @@ impl ReadableStore for SnapshotStore {
         check_user_key(key)?;
         self.snapshot.size(key)
     }
+
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        check_user_key(key)?;
+        self.snapshot.with_value(key, read)
+    }
 }
 
 impl WritableStore for SnapshotStore {

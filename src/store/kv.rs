@@ -20,6 +20,14 @@ pub(crate) trait KvSnapshot: Send + Sync {
     /// The length of the value under `key`, without copying it.
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError>;
 
+    /// Call `read` with the whole value under `key`, where the engine holds it when it can (no
+    /// copy of the value's own); `false`, without calling it, when the key is absent.
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        let Some(value) = self.get(key)? else { return Ok(false) };
+        read(&value);
+        Ok(true)
+    }
+
     /// The smallest key `>= from` that starts with `within`: one seek in the engine's B-tree.
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError>;
 

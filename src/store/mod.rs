@@ -125,6 +125,16 @@ pub trait ReadableStore: Send + Sync {
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         Ok(self.get(key)?.map(|v| v.len() as u64))
     }
+
+    /// Call `read` with the value under `key`; `false`, without calling it, when the key is
+    /// absent. A database lends the value where its engine holds it (LMDB's map, a redb page)
+    /// instead of copying it out, so a chunk is decoded straight from there; the default reads
+    /// it with [`ReadableStore::get`].
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        let Some(value) = self.get(key)? else { return Ok(false) };
+        read(&value);
+        Ok(true)
+    }
 }
 
 /// Changing values.

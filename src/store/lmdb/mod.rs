@@ -578,7 +578,7 @@ struct LmdbSnapshot {
 
 impl LmdbSnapshot {
     /// Run `f` on the value under `key` and the checksum it must match (`sealed.rs`).
-    fn with_value<R>(
+    fn with_stored<R>(
         &self,
         key: &str,
         f: impl FnOnce(&[u8], Option<u32>) -> Result<R, StoreError>,
@@ -591,6 +591,14 @@ impl LmdbSnapshot {
         if !self.mapping.holds(stored, self.limit) {
             return Err(damaged(key, "the value's size runs past the pages in use"));
         }
+        // SAFETY: `stored` lies in a page of the map that this snapshot's read transaction sees.
+        // LMDB neither changes nor reuses a page a live read transaction can see; the transaction
+        // lives as long as `self` (it is `self.txn`), and the map is not moved while `self` holds
+        // `_hold` (a remap waits for every hold). So the bytes stay valid for the borrow of
+        // `self` after the lock is let go: it serialises LMDB's calls on the transaction, and
+        // reading the bytes is none, so other threads' lookups need not wait for `f`.
+        let stored: &[u8] = unsafe { std::slice::from_raw_parts(stored.as_ptr(), stored.len()) };
+        drop(txn);
         let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
         let result = f(value, sum);
         self.mapping.check(NAME, "get", key)?;
@@ -604,7 +612,7 @@ fn damaged(key: &str, what: &'static str) -> StoreError {
 
 impl KvSnapshot for LmdbSnapshot {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, |value, sum| {
+        self.with_stored(key, |value, sum| {
             // Copied first: the check then reads the copy from the CPU's cache, not the mapping.
             let copy = value.to_vec();
             sealed::verify(key, &copy, sum).map_err(|what| damaged(key, what))?;
@@ -613,7 +621,7 @@ impl KvSnapshot for LmdbSnapshot {
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_value(key, |value, sum| {
+        self.with_stored(key, |value, sum| {
             if sealed::range_checks(value.len()) {
                 sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
             }
@@ -622,7 +630,19 @@ impl KvSnapshot for LmdbSnapshot {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        self.with_value(key, |value, _| Ok(value.len() as u64))
+        self.with_stored(key, |value, _| Ok(value.len() as u64))
+    }
+
+    /// Straight from the map: the checksum is verified there and `read` decodes from there, so
+    /// the value is never copied (`with_stored` turns a read past the end of the file into an
+    /// error after `read` returns).
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        let found = self.with_stored(key, |value, sum| {
+            sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
+            read(value);
+            Ok(())
+        })?;
+        Ok(found.is_some())
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {

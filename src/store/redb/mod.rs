@@ -497,6 +497,23 @@ impl KvSnapshot for RedbSnapshot {
         unpanicked("size", key, || Ok(self.lengths(table, key)?.map(|(len, _)| len)))
     }
 
+    /// A value of one segment is lent from redb's page; a longer one is put together first.
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        let Some(table) = &self.table else { return Ok(false) };
+        unpanicked("get", key, || {
+            let Some((len, segment)) = self.lengths(table, key)? else { return Ok(false) };
+            if len == segment as u64 {
+                let guard = table.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))?;
+                let guard = guard.ok_or_else(|| missing_segment(key, 0))?;
+                read(guard.value());
+            } else {
+                let end = usize::try_from(len).unwrap_or(usize::MAX);
+                read(&self.read(table, key, (0, end), segment)?);
+            }
+            Ok(true)
+        })
+    }
+
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
         unpanicked("list", from, || self.next_key_inner(from, within))
     }
