@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 use heed::CompactionOption;
 use rustix::fs::FlockOperation;
 
-use super::{lmdb_error, open_env, LmdbEngine, Settings, NAME};
+use super::{lmdb_error, open_env, reopen_failed, LmdbEngine, Settings, NAME};
 use crate::error::{CompactError, OpenError, StoreError};
+use crate::store::kv::remove_stray;
 
 /// How long the compaction waits for openers of other processes to finish opening, and how long
 /// it tries to open the compacted file while a process of another program still holds the lock.
@@ -45,7 +46,7 @@ const PAUSE: Duration = Duration::from_millis(10);
 impl LmdbEngine {
     /// [`crate::store::kv::KvEngine::compact`] for LMDB.
     pub(super) fn compact_folder(&self, database: &str) -> Result<(), CompactError> {
-        if self.read_only {
+        if self.settings.read_only {
             return Err(CompactError::ReadOnly { database: database.to_owned() });
         }
         let failed = |source| CompactError::Engine { database: database.to_owned(), source };
@@ -90,12 +91,7 @@ impl LmdbEngine {
         // Closes the old environment, then the lock file (declared after it).
         *current = None;
         let settings = Settings { map_size: Some(map_size), ..self.settings };
-        let opened = reopen(&self.path, settings).map_err(|e| StoreError::Engine {
-            backend: NAME,
-            operation: "compact",
-            key: String::new(),
-            source: Box::new(e),
-        });
+        let opened = reopen(&self.path, settings).map_err(reopen_failed("compact"));
         // Left `None` on failure: the next operation tries to open it again.
         *current = Some(opened.map_err(failed)?);
         synced.map_err(failed)
@@ -118,16 +114,6 @@ fn reopen(path: &Path, settings: Settings) -> Result<super::Opened, OpenError> {
 fn copy_compacted(env: &heed::Env<heed::WithoutTls>, copy: &Path) -> Result<(), StoreError> {
     let file = env.copy_to_path(copy, CompactionOption::Enabled).map_err(lmdb_error("compact", ""))?;
     file.sync_all().map_err(|source| StoreError::Io { operation: "compact", key: copy.display().to_string(), source })
-}
-
-/// Remove the file at `stray`, if there is one.
-fn remove_stray(stray: &Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(stray) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(StoreError::Io { operation: "compact", key: stray.display().to_string(), source: e })
-        }
-        _ => Ok(()),
-    }
 }
 
 fn closed() -> StoreError {

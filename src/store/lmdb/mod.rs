@@ -78,15 +78,13 @@ pub(crate) struct LmdbEngine {
     current: Arc<RwLock<Option<Opened>>>,
     /// The folder.
     path: PathBuf,
+    /// How it was opened: `read_only` (`MDB_RDONLY`: `data.mdb` is never written, and commits
+    /// are refused), `durable` (not `MDB_NOMETASYNC`).
     settings: Settings,
-    /// Opened read-only (`MDB_RDONLY`): `data.mdb` is never written, and commits are refused.
-    read_only: bool,
     /// When stale reader slots were last cleared (`clear_stale_readers`).
     reader_check: Mutex<Instant>,
     /// `data.mdb`, whose mapping `Opened::mapping` covers.
     data: PathBuf,
-    /// Durable commits (not `MDB_NOMETASYNC`).
-    durable: bool,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -134,10 +132,8 @@ impl LmdbEngine {
             current: Arc::new(RwLock::new(Some(opened))),
             path: path.to_owned(),
             settings,
-            read_only,
             reader_check: Mutex::new(Instant::now()),
             data,
-            durable,
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -156,12 +152,7 @@ impl LmdbEngine {
             drop(current);
             let mut current = self.current.write();
             if current.is_none() {
-                let opened = open_env(&self.path, self.settings).map_err(|e| StoreError::Engine {
-                    backend: NAME,
-                    operation,
-                    key: String::new(),
-                    source: Box::new(e),
-                })?;
+                let opened = open_env(&self.path, self.settings).map_err(reopen_failed(operation))?;
                 *current = Some(opened);
             }
         }
@@ -172,7 +163,7 @@ impl LmdbEngine {
     /// keeps every page such a slot could still read, so one killed reader would make the file
     /// grow with every commit from then on.
     fn writable(&self, operation: &'static str) -> Result<(), StoreError> {
-        refuse_if_read_only(self.read_only, operation)?;
+        refuse_if_read_only(self.settings.read_only, operation)?;
         self.clear_stale_readers(false);
         Ok(())
     }
@@ -275,6 +266,11 @@ impl LmdbEngine {
             }
         }
     }
+}
+
+/// The error of `operation` when the environment could not be opened again (after a compaction).
+fn reopen_failed(operation: &'static str) -> impl FnOnce(OpenError) -> StoreError {
+    move |e| StoreError::Engine { backend: NAME, operation, key: String::new(), source: Box::new(e) }
 }
 
 /// Open the environment at `path` (a folder), as `settings` say.
@@ -484,7 +480,7 @@ impl KvEngine for LmdbEngine {
             // environment alive and in place, and the transaction, declared first, goes before it.
             Ok(unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) })
         })?;
-        Ok(Box::new(LmdbBulk { txn, hold, durable: self.durable }))
+        Ok(Box::new(LmdbBulk { txn, hold, durable: self.settings.durable }))
     }
 }
 

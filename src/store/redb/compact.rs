@@ -19,6 +19,7 @@ use redb::ReadableDatabase;
 
 use super::{engine_error, open_database, unpanicked, RedbEngine, RedbOptions, NAME, TABLE};
 use crate::error::{CompactError, StoreError};
+use crate::store::kv::remove_stray;
 
 /// Bytes of values copied per transaction into the new file: bounds the dirty pages redb keeps
 /// in memory until a commit.
@@ -131,16 +132,6 @@ impl RedbEngine {
             new.compact().map_err(engine_error(NAME, "compact", ""))?;
             Ok(())
         })
-    }
-}
-
-/// Remove the file at `stray`, if there is one.
-fn remove_stray(stray: &Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(stray) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(StoreError::Io { operation: "compact", key: stray.display().to_string(), source: e })
-        }
-        _ => Ok(()),
     }
 }
 
