@@ -115,7 +115,7 @@ impl Array {
 
     fn read_region_unscoped(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
         let nbytes = self.check_region(offset, shape)?;
-        let mut out = vec![0u8; nbytes];
+        let mut out = super::output::zeroed(nbytes);
         let parts = self.parts(offset, shape);
         if shape.is_empty() {
             // 0-d: one element, one chunk.

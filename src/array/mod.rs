@@ -7,6 +7,7 @@ mod io;
 mod items;
 #[cfg(feature = "ndarray")]
 mod ndarray;
+mod output;
 mod resize;
 mod stream;
 
