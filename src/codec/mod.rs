@@ -117,6 +117,20 @@ pub(crate) trait ArrayToBytes: Send + Sync + std::fmt::Debug {
     fn decodes_as_is(&self, _spec: &ChunkSpec) -> bool {
         false
     }
+    /// Decode a chunk of `spec` straight into the box of `dst` (a C-order buffer of
+    /// `dst_box.shape` elements) that starts at `dst_box.start` and has the chunk's shape, with
+    /// no whole decoded chunk in between; `Ok(false)`, leaving `dst` untouched, for codecs that
+    /// do not (the caller then decodes and copies). On an error the box may hold part of the
+    /// chunk.
+    fn decode_into_box(
+        &self,
+        _encoded: &[u8],
+        _spec: &ChunkSpec,
+        _dst: &mut [u8],
+        _dst_box: &region::BoxIn<'_>,
+    ) -> Result<bool, CodecError> {
+        Ok(false)
+    }
     /// The largest encoded size any valid chunk of `spec` can have.
     fn max_encoded_size(&self, spec: &ChunkSpec) -> u64;
     /// The encoded size when it does not depend on the values (needed for shard indexes).
@@ -380,6 +394,22 @@ impl CodecChain {
             }
         }
         Ok(data)
+    }
+
+    /// Decode one stored chunk straight into a box of `dst`, as [`ArrayToBytes::decode_into_box`]
+    /// says; `Ok(false)`, leaving `dst` untouched, when the chain cannot (then use
+    /// [`CodecChain::decode_with`]).
+    pub fn decode_into_box(
+        &self,
+        encoded: &[u8],
+        dst: &mut [u8],
+        dst_box: &region::BoxIn<'_>,
+    ) -> Result<bool, CodecError> {
+        self.check_runnable()?;
+        if !self.array_to_array.is_empty() || !self.bytes_to_bytes.is_empty() {
+            return Ok(false);
+        }
+        self.array_to_bytes.decode_into_box(encoded, self.bytes_spec(), dst, dst_box)
     }
 
     /// Decode one stored chunk and pass the decoded bytes to `consume`. Intermediate and decoded

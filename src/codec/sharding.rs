@@ -195,9 +195,13 @@ impl Sharding {
         spec: &ChunkSpec,
         slab: &mut [MaybeUninit<u8>],
     ) -> Result<(), CodecError> {
-        let n = self.inner_shape.len();
-        if n >= 2 && self.chunks_per_shard[n - 1] > 1 && slab.len() <= MAX_ROW_ORDER_SLAB {
-            return self.decode_slab_rows(encoded, entries, spec, slab);
+        if self.decodes_in_row_order(slab.len()) {
+            // The slab in C order: its rows follow one another, as the shard's strides say.
+            let strides = c_strides(&spec.shape, spec.data_type.size());
+            let written = self.decode_slab_rows(encoded, entries, spec, slab, 0, &strides)?;
+            // Part of the safety argument of `decode`: the rows account for the whole slab.
+            assert_eq!(written, slab.len(), "inner chunk rows tile their slab");
+            return Ok(());
         }
         let mut slab_shape = spec.shape.clone();
         if let Some(first) = slab_shape.first_mut() {
@@ -233,13 +237,19 @@ impl Sharding {
     /// decoded writes its rows a whole shard row apart, touching a new page per row; in row order
     /// the writes stream, as any decoder's output does. Every byte of `slab` is written: the
     /// cursor advances by one chunk row per write, and the rows of the chunks tile the slab.
-    fn decode_slab_rows(
+    ///
+    /// The slab's rows go to `slab` at `base` plus the row's index times `strides` (bytes, one
+    /// per dimension of the shard; the last is not used): the shard's own C-order buffer, or a
+    /// box of a larger array (`decode_into_box`). Returns the bytes written.
+    fn decode_slab_rows<S: RowSink + ?Sized>(
         &self,
         encoded: &[u8],
         entries: &[Option<(u64, u64)>],
         spec: &ChunkSpec,
-        slab: &mut [MaybeUninit<u8>],
-    ) -> Result<(), CodecError> {
+        slab: &mut S,
+        base: usize,
+        strides: &[usize],
+    ) -> Result<usize, CodecError> {
         let n = self.inner_shape.len();
         let (inner, per_shard) = (&self.inner_shape, &self.chunks_per_shard);
         let row = inner[n - 1] as usize * spec.data_type.size();
@@ -257,27 +267,36 @@ impl Sharding {
             // chunk, the others the whole shard.
             let mut rows: Vec<_> = spec.shape[..n - 1].iter().map(|&len| 0..len).collect();
             rows[0] = 0..inner[0];
-            let mut at = 0;
+            let mut written = 0;
             for_each_index(&rows, |i| {
                 let (mut first_chunk, mut row_in_chunk) = (0, i[0] as usize);
                 for d in 1..n - 1 {
                     first_chunk = first_chunk * per_shard[d] as usize + (i[d] / inner[d]) as usize;
                     row_in_chunk = row_in_chunk * inner[d] as usize + (i[d] % inner[d]) as usize;
                 }
+                let mut at = base + i.iter().zip(strides).map(|(&i, &stride)| i as usize * stride).sum::<usize>();
                 for k in first_chunk * across..(first_chunk + 1) * across {
                     let src = match entries[k] {
                         Some(_) => &chunks[k][row_in_chunk * row..(row_in_chunk + 1) * row],
                         None => &fill_row[..],
                     };
-                    write(&mut slab[at..at + row], src);
+                    slab.put(at, src);
                     at += row;
+                    written += row;
                 }
             });
-            // Part of the safety argument of `decode`: the rows account for the whole slab.
-            assert_eq!(at, slab.len(), "inner chunk rows tile their slab");
+            SLAB_CHUNKS.set(chunks);
+            return Ok(written);
         }
         SLAB_CHUNKS.set(chunks);
-        decoded
+        decoded.map(|()| 0)
+    }
+
+    /// Whether slabs of `slab_len` bytes are decoded in row order (`decode_slab_rows`): inner
+    /// chunks side by side along the last dimension, and few enough bytes to keep them decoded.
+    fn decodes_in_row_order(&self, slab_len: usize) -> bool {
+        let n = self.inner_shape.len();
+        n >= 2 && self.chunks_per_shard[n - 1] > 1 && slab_len <= MAX_ROW_ORDER_SLAB
     }
 
     /// The element position of the `k`-th inner chunk (C order) in its shard. For the `k`-th
@@ -368,6 +387,16 @@ impl Sharding {
         result
     }
 
+    /// The index of a stored shard, checked against its length.
+    fn stored_index(&self, encoded: &[u8]) -> Result<Vec<Option<(u64, u64)>>, CodecError> {
+        let len = encoded.len() as u64;
+        if len < self.index_size {
+            return Err(corrupt(format!("a {len}-byte shard cannot hold its {}-byte index", self.index_size)));
+        }
+        let range = self.index_range(len);
+        self.parse_index(&encoded[range.start as usize..range.end as usize], Some(len))
+    }
+
     fn inner_start(&self, coords: &[u64]) -> Vec<u64> {
         coords.iter().zip(&self.inner_shape).map(|(c, s)| c * s).collect()
     }
@@ -416,6 +445,33 @@ impl Runs {
             f(base + i.iter().zip(&self.strides).map(|(&i, &stride)| i as usize * stride).sum::<usize>());
         });
     }
+}
+
+/// Where `decode_slab_rows` puts rows: a shard's uninitialised buffer or an array's bytes.
+trait RowSink {
+    /// Copy `src` to the bytes starting at `at`.
+    fn put(&mut self, at: usize, src: &[u8]);
+}
+
+impl RowSink for [MaybeUninit<u8>] {
+    fn put(&mut self, at: usize, src: &[u8]) {
+        write(&mut self[at..at + src.len()], src);
+    }
+}
+
+impl RowSink for [u8] {
+    fn put(&mut self, at: usize, src: &[u8]) {
+        self[at..at + src.len()].copy_from_slice(src);
+    }
+}
+
+/// The byte strides of a C-order buffer of `shape`.
+fn c_strides(shape: &[u64], elem: usize) -> Vec<usize> {
+    let mut strides = vec![elem; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1] as usize;
+    }
+    strides
 }
 
 /// Copy `src` into `dst`, which has the same length, initialising it.
@@ -470,12 +526,7 @@ impl ArrayToBytes for Sharding {
     }
 
     fn decode(&self, encoded: Cow<'_, [u8]>, spec: &ChunkSpec) -> Result<Vec<u8>, CodecError> {
-        let len = encoded.len() as u64;
-        if len < self.index_size {
-            return Err(corrupt(format!("a {len}-byte shard cannot hold its {}-byte index", self.index_size)));
-        }
-        let range = self.index_range(len);
-        let entries = self.parse_index(&encoded[range.start as usize..range.end as usize], Some(len))?;
+        let entries = self.stored_index(&encoded)?;
         // Every byte is written by the decoding below, so the shard is not zero-filled first: that
         // fill is a whole extra pass over memory, as large as the decoding's own output.
         let total = spec.num_bytes() as usize;
@@ -485,6 +536,41 @@ impl ArrayToBytes for Sharding {
         // first `total` bytes of the allocation (see `decode_slab`), so they are initialised.
         unsafe { shard.set_len(total) };
         Ok(shard)
+    }
+
+    fn decode_into_box(
+        &self,
+        encoded: &[u8],
+        spec: &ChunkSpec,
+        dst: &mut [u8],
+        dst_box: &BoxIn<'_>,
+    ) -> Result<bool, CodecError> {
+        let elem = spec.data_type.size();
+        let slabs = self.chunks_per_shard.first().map_or(1, |&n| n as usize);
+        let slab_len = (spec.num_bytes() as usize).checked_div(slabs).unwrap_or(0);
+        let fits = dst_box.shape.len() == spec.shape.len()
+            && dst_box.start.len() == spec.shape.len()
+            && (0..spec.shape.len()).all(|d| dst_box.start[d].saturating_add(spec.shape[d]) <= dst_box.shape[d])
+            && dst.len() as u64 == dst_box.shape.iter().product::<u64>().saturating_mul(elem as u64);
+        if !fits || spec.shape.is_empty() || slab_len == 0 || !self.decodes_in_row_order(slab_len) {
+            return Ok(false);
+        }
+        let entries = self.stored_index(encoded)?;
+        let strides = c_strides(dst_box.shape, elem);
+        // Slabs are `inner_shape[0]` rows of `dst` each, so they split `dst` into disjoint runs
+        // of whole rows that decode in parallel; within one, a row lands at the box's offset on
+        // the other dimensions.
+        let slab_stride = self.inner_shape[0] as usize * strides[0];
+        let first = dst_box.start[0] as usize * strides[0];
+        let base: usize = dst_box.start.iter().zip(&strides).skip(1).map(|(&s, &stride)| s as usize * stride).sum();
+        let per_slab = entries.len() / slabs;
+        dst[first..first + slabs * slab_stride]
+            .par_chunks_mut(slab_stride)
+            .zip_eq(entries.par_chunks(per_slab))
+            .try_for_each(|(rows, entries)| {
+                self.decode_slab_rows(encoded, entries, spec, rows, base, &strides).map(|_| ())
+            })?;
+        Ok(true)
     }
 
     fn max_encoded_size(&self, _spec: &ChunkSpec) -> u64 {
