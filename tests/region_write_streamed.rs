@@ -134,13 +134,27 @@ fn recording(fail_at: Option<usize>) -> Arc<Recording> {
 }
 
 fn metadata() -> ArrayMetadata {
-    let mut meta = ArrayMetadata::new(DataType::UInt32, vec![SIDE, SIDE], vec![CHUNK, CHUNK]);
-    meta.codecs = NamedConfig::parse_list(&serde_json::json!([
+    with_codecs(serde_json::json!([
         {"name": "bytes", "configuration": {"endian": "little"}},
         {"name": "zstd", "configuration": {"level": 1, "checksum": false}}
     ]))
-    .expect("valid codecs");
+}
+
+fn with_codecs(codecs: serde_json::Value) -> ArrayMetadata {
+    let mut meta = ArrayMetadata::new(DataType::UInt32, vec![SIDE, SIDE], vec![CHUNK, CHUNK]);
+    meta.codecs = NamedConfig::parse_list(&codecs).expect("valid codecs");
     meta
+}
+
+/// The chains the streamed write encodes differently: compressed, stored as decoded (the
+/// gathered chunk handed over as the value), and byte-swapped.
+fn chains() -> Vec<serde_json::Value> {
+    vec![
+        serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}},
+                           {"name": "zstd", "configuration": {"level": 1, "checksum": false}}]),
+        serde_json::json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+        serde_json::json!([{"name": "bytes", "configuration": {"endian": "big"}}]),
+    ]
 }
 
 /// The writes: a whole-array write, then an unaligned one over most of it with a band of zeros
@@ -157,7 +171,11 @@ fn writes() -> Vec<([u64; 2], [u64; 2], Vec<u32>)> {
 }
 
 fn apply(store: Arc<dyn Store>) -> Array {
-    let array = Array::create(store, "/a", metadata()).unwrap();
+    apply_with(store, metadata())
+}
+
+fn apply_with(store: Arc<dyn Store>, meta: ArrayMetadata) -> Array {
+    let array = Array::create(store, "/a", meta).unwrap();
     for (at, shape, values) in writes() {
         array.write_region(&at, &shape, &values).unwrap();
     }
@@ -171,15 +189,27 @@ fn content(array: &Array) -> (Vec<u32>, Vec<Vec<u64>>) {
 
 #[test]
 fn large_writes_stream_and_leave_what_a_direct_write_leaves() {
-    let expected = content(&apply(Arc::new(MemoryStore::new())));
-    let store = recording(None);
-    let got = content(&apply(store.clone()));
-    assert!(got == expected, "a streamed write left other content than a direct one");
-    // The two large writes streamed (every chunk they touch went through the stream); the
-    // 50x50 one did not.
-    assert_eq!(store.streams.load(Ordering::SeqCst), 2);
-    assert_eq!(store.values.load(Ordering::SeqCst), 2 * 11 * 11);
-    assert!(expected.1.len() < 121, "the band of zeros erased some chunks");
+    for codecs in chains() {
+        let expected = content(&apply_with(Arc::new(MemoryStore::new()), with_codecs(codecs.clone())));
+        let store = recording(None);
+        let got = content(&apply_with(store.clone(), with_codecs(codecs.clone())));
+        assert!(got == expected, "a streamed write left other content than a direct one ({codecs})");
+        // The two large writes streamed (every chunk they touch went through the stream); the
+        // 50x50 one did not.
+        assert_eq!(store.streams.load(Ordering::SeqCst), 2);
+        assert_eq!(store.values.load(Ordering::SeqCst), 2 * 11 * 11);
+        assert!(expected.1.len() < 121, "the band of zeros erased some chunks");
+        // And what was written is what the writes say, element by element.
+        let mut want = vec![0u32; (SIDE * SIDE) as usize];
+        for (at, shape, values) in writes() {
+            for r in 0..shape[0] {
+                for c in 0..shape[1] {
+                    want[((at[0] + r) * SIDE + at[1] + c) as usize] = values[(r * shape[1] + c) as usize];
+                }
+            }
+        }
+        assert!(got.0 == want, "the streamed write's values ({codecs})");
+    }
 }
 
 #[test]

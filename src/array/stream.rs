@@ -122,7 +122,13 @@ impl Array {
             };
             self.patch_chunk(part, offset, shape, bytes, gathered);
         }
-        let encoded = self.encode_unless_fill(&key, &gathered[..])?;
+        let encoded = if self.chain().stores_as_decoded() {
+            // The gathered chunk is the stored value: handed over, not copied (the next chunk
+            // gathers into a new buffer, as the copy would have needed one).
+            self.encode_unless_fill(&key, std::mem::take(gathered))?
+        } else {
+            self.encode_unless_fill(&key, &gathered[..])?
+        };
         Ok((key, encoded))
     }
 }

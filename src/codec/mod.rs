@@ -396,6 +396,14 @@ impl CodecChain {
         Ok(data)
     }
 
+    /// Whether a chunk is stored as its decoded bytes (little-endian `bytes` alone): encoding
+    /// hands an owned buffer back as it is, and decoding only checks the size.
+    pub fn stores_as_decoded(&self) -> bool {
+        self.array_to_array.is_empty()
+            && self.bytes_to_bytes.is_empty()
+            && self.array_to_bytes.decodes_as_is(self.bytes_spec())
+    }
+
     /// Decode one stored chunk straight into a box of `dst`, as [`ArrayToBytes::decode_into_box`]
     /// says; `Ok(false)`, leaving `dst` untouched, when the chain cannot (then use
     /// [`CodecChain::decode_with`]).
@@ -417,10 +425,7 @@ impl CodecChain {
     /// decoding the many small inner chunks of a shard allocates nothing per chunk.
     pub fn decode_with<R>(&self, encoded: &[u8], consume: impl FnOnce(&[u8]) -> R) -> Result<R, CodecError> {
         self.check_runnable()?;
-        if self.array_to_array.is_empty()
-            && self.bytes_to_bytes.is_empty()
-            && self.array_to_bytes.decodes_as_is(self.bytes_spec())
-        {
+        if self.stores_as_decoded() {
             // Stored as they are decoded: nothing to decode or copy, only the size to check.
             // The size check `bytes` makes when it decodes, with the same error.
             let expected = self.bytes_spec().num_bytes();
