@@ -146,8 +146,15 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
         // so they share this commit instead of each waiting for the next.
         let deadline = Instant::now() + GATHER;
         let mut queue = db.group.queue.lock();
-        let expected = db.group.last_size.load(Ordering::Acquire);
-        while (db.group.open.load(Ordering::Acquire) > 0 || queue.len() < expected) && Instant::now() < deadline {
+        // When commits do not wait for the disk (redb's fast mode) there is no fsync to share:
+        // waiting would only delay this writer (measured in docs/benchmarks.md, "Group commit
+        // without an fsync").
+        let syncs = db.engine.commit_syncs(db.durable);
+        let expected = if syncs { db.group.last_size.load(Ordering::Acquire) } else { 0 };
+        while syncs
+            && (db.group.open.load(Ordering::Acquire) > 0 || queue.len() < expected)
+            && Instant::now() < deadline
+        {
             db.group.arrived.wait_until(&mut queue, deadline);
         }
         db.group.last_size.store(queue.len(), Ordering::Release);

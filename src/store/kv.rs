@@ -60,6 +60,12 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// Apply `batch` atomically. With `durable`, the changes are on disk when this returns.
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError>;
 
+    /// Whether a commit made with `durable` waits for the disk (an fsync), so that writers gain
+    /// by sharing one: group commit gathers writers only then (`db/group_commit.rs`).
+    fn commit_syncs(&self, durable: bool) -> bool {
+        durable
+    }
+
     /// Whether a snapshot stays fixed while later commits land (false for sled, whose reads see
     /// the live tree).
     fn stable_snapshots(&self) -> bool;

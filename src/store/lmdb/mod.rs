@@ -408,6 +408,11 @@ fn bytes_in_use(env: &heed::Env<WithoutTls>) -> u64 {
 }
 
 impl KvEngine for LmdbEngine {
+    fn commit_syncs(&self, _durable: bool) -> bool {
+        // Fast mode (MDB_NOMETASYNC) still syncs the data pages of every commit.
+        true
+    }
+
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         let (hold, txn) = self.begin("begin_read", |opened| {
             // A snapshot begun after a read past the end of the file is refused (below).

@@ -269,6 +269,12 @@ impl KvEngine for RedbEngine {
         }))
     }
 
+    fn commit_syncs(&self, durable: bool) -> bool {
+        // In multi-writer mode every commit syncs (`durable_now`); the periodic sync of fast
+        // mode is rare enough not to count.
+        durable || self.multi_writer
+    }
+
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
