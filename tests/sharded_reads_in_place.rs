@@ -76,7 +76,17 @@ fn check(store: &dyn Fn() -> Handle, shape: &[u64], shard: &[u64], inner: &[u64]
     }
 }
 
-fn each_store(test: impl Fn(&dyn Fn() -> Handle)) {
+/// Run `test` on every store, in pools of one and two threads: a read of fewer rows of shards
+/// than threads decodes the shards of a row in parallel instead (`read_region_unscoped`), which
+/// does not place them in the output; these regions span at least two rows of shards.
+fn each_store(test: impl Fn(&dyn Fn() -> Handle) + Sync) {
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        pool.install(|| each_store_once(&test));
+    }
+}
+
+fn each_store_once(test: &(impl Fn(&dyn Fn() -> Handle) + Sync)) {
     let memory: Handle = Arc::new(MemoryStore::new());
     test(&|| memory.clone());
     for backend in [Backend::Redb, Backend::Lmdb] {
@@ -145,7 +155,9 @@ fn a_damaged_shard_fails_the_read_with_its_key() {
     let last = shard.len() - 1;
     shard[last] ^= 0x55; // the index checksum
     memory.set(key, &shard).expect("set");
-    match array.read_region_bytes(&[0, 0], &shape) {
+    // Two threads, two rows of shards: each row is read by one task, shard by shard in place.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    match pool.install(|| array.read_region_bytes(&[0, 0], &shape)) {
         Err(Error::Codec { key: failed, .. }) => assert_eq!(failed, key),
         other => panic!("expected a codec error naming {key}, got {other:?}"),
     }

@@ -568,7 +568,9 @@ impl ArrayToBytes for Sharding {
             .par_chunks_mut(slab_stride)
             .zip_eq(entries.par_chunks(per_slab))
             .try_for_each(|(rows, entries)| {
-                self.decode_slab_rows(encoded, entries, spec, rows, base, &strides).map(|_| ())
+                let written = self.decode_slab_rows(encoded, entries, spec, rows, base, &strides)?;
+                debug_assert_eq!(written, slab_len, "a slab's rows are written whole");
+                Ok(())
             })?;
         Ok(true)
     }
