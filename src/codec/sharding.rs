@@ -261,7 +261,7 @@ impl Sharding {
             Some((o, len)) => self.inner.decode_into(&encoded[o as usize..(o + len) as usize], buf),
             None => Ok(()),
         });
-        if decoded.is_ok() {
+        let placed = decoded.map(|()| {
             let fill_row = spec.fill_value.as_le_bytes().repeat(inner[n - 1] as usize);
             // Every row of the slab but along the last dimension: dimension 0 spans the inner
             // chunk, the others the whole shard.
@@ -285,11 +285,10 @@ impl Sharding {
                     written += row;
                 }
             });
-            SLAB_CHUNKS.set(chunks);
-            return Ok(written);
-        }
+            written
+        });
         SLAB_CHUNKS.set(chunks);
-        decoded.map(|()| 0)
+        placed
     }
 
     /// Whether slabs of `slab_len` bytes are decoded in row order (`decode_slab_rows`): inner
@@ -415,10 +414,7 @@ struct Runs {
 impl Runs {
     fn new(inner_shape: &[u64], slab_shape: &[u64], elem: usize) -> Runs {
         let n = inner_shape.len();
-        let mut strides = vec![elem; n];
-        for d in (0..n.saturating_sub(1)).rev() {
-            strides[d] = strides[d + 1] * slab_shape[d + 1] as usize;
-        }
+        let strides = c_strides(slab_shape, elem);
         // Merge trailing dimensions the chunk spans whole, as in `region::copy_box`.
         let mut merged = n;
         let mut len = elem;

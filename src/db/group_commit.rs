@@ -150,7 +150,7 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
         // waiting would only delay this writer (measured in docs/benchmarks.md, "Group commit
         // without an fsync").
         let syncs = db.engine.commit_syncs(db.durable);
-        let expected = if syncs { db.group.last_size.load(Ordering::Acquire) } else { 0 };
+        let expected = db.group.last_size.load(Ordering::Acquire);
         while syncs
             && (db.group.open.load(Ordering::Acquire) > 0 || queue.len() < expected)
             && Instant::now() < deadline

@@ -124,7 +124,7 @@ impl RedbEngine {
     /// process sees only what reached the file), and in fast mode once the last durable commit is
     /// older than [`FAST_SYNC_INTERVAL`]. `last_sync` is held through the commit.
     fn durable_now(&self, durable: bool, last_sync: &Instant) -> bool {
-        durable || self.multi_writer || last_sync.elapsed() >= FAST_SYNC_INTERVAL
+        self.commit_syncs(durable) || last_sync.elapsed() >= FAST_SYNC_INTERVAL
     }
 
     /// Record a commit made with `durable`.
@@ -270,8 +270,8 @@ impl KvEngine for RedbEngine {
     }
 
     fn commit_syncs(&self, durable: bool) -> bool {
-        // In multi-writer mode every commit syncs (`durable_now`); the periodic sync of fast
-        // mode is rare enough not to count.
+        // In multi-writer mode every commit syncs (another process sees only what reached the
+        // file); the periodic sync of fast mode (`durable_now`) is rare enough not to count.
         durable || self.multi_writer
     }
 
