@@ -33,7 +33,9 @@ fn racing_exports_leave_one_complete_result(name: &str) {
         assert!(store.get("a/zarr.json").unwrap().is_some());
         assert_eq!(Array::open(store, "/a").unwrap().read_all::<u8>().unwrap(), vec![9u8; 4000], "round {round}");
         std::fs::remove_dir_all(&dst).or_else(|_| std::fs::remove_file(&dst)).unwrap();
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let mut left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        // The open database's commit log is its own, not an export's.
+        left.retain(|n| n != "db.redb-log");
         assert_eq!(left, ["db.redb"], "round {round}: staging left behind");
     }
 }

@@ -110,6 +110,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         cache_size: options.redb_cache_size.or(options.read_only.then_some(READ_ONLY_REDB_CACHE)),
         verify: options.verify_on_open,
         multi_writer: options.redb_multi_writer,
+        commit_log: options.redb_commit_log,
         read_only: options.read_only,
     };
     let engine: Arc<dyn KvEngine> = match options.backend {

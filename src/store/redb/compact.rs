@@ -50,7 +50,11 @@ impl RedbEngine {
         }
         // Both end with a durable commit of everything committed before, fast commits too.
         self.unsynced.store(false, Ordering::Release);
-        *self.last_sync.lock() = Instant::now();
+        let mut commits = self.commits.lock();
+        commits.last_sync = Instant::now();
+        if let Some(log) = &mut commits.log {
+            log.checkpointed(false);
+        }
         Ok(())
     }
 

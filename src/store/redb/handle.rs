@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
 
-use super::{open_database, RedbOptions, NAME};
+use super::{log, open_database, unpanicked, RedbOptions, NAME};
 use crate::error::StoreError;
 use crate::store::panic;
 
@@ -172,6 +172,8 @@ fn open_at(path: &std::path::Path, options: RedbOptions, operation: &'static str
         key: String::new(),
         source: Box::new(e),
     })?;
+    // redb opened at its last durable commit: the commits applied since from the log come back.
+    unpanicked(operation, "", || log::replay(&db, &log::log_path(path), options.multi_writer))?;
     Ok(Open::new(db))
 }
 

@@ -3,11 +3,14 @@
 //! All keys live in one table, `zarr` (`&[u8]` keys in bytewise order): each Zarr key holds its
 //! value, large values split into page-sized segments (`layout.rs`). A commit is one redb write
 //! transaction: `Durability::Immediate` in durable mode, `Durability::None` in fast mode (made
-//! durable by the next durable commit, or when the database closes).
+//! durable by the next durable commit, or when the database closes). A durable commit of a small
+//! batch, in the single-process mode, is made durable by a record in the commit log beside the
+//! file instead and applied with `Durability::None` (`log.rs`).
 
 mod compact;
 mod handle;
 mod layout;
+mod log;
 mod overlay;
 
 use std::path::Path;
@@ -37,8 +40,8 @@ pub(crate) struct RedbEngine {
     db: handle::Handle,
     /// A fast-mode commit has not yet been made durable.
     unsynced: AtomicBool,
-    /// When the last durable commit happened.
-    last_sync: Mutex<Instant>,
+    /// Held through every commit.
+    commits: Mutex<Commits>,
     /// Opened in redb's multi-writer mode: other processes write too.
     multi_writer: bool,
     /// Opened read-only: the file is never written (`overlay.rs`), and commits are refused.
@@ -48,6 +51,21 @@ pub(crate) struct RedbEngine {
     length_at_open: Option<u64>,
 }
 
+/// What commits share, under the engine's commit lock.
+struct Commits {
+    /// When the last durable commit happened.
+    last_sync: Instant,
+    /// The commit log, in the single-process mode on a file opened for writing.
+    log: Option<log::CommitLog>,
+}
+
+impl Commits {
+    /// What a commit that does not go through the log stores under `log::APPLIED_KEY`.
+    fn position(&self) -> Option<log::Applied> {
+        self.log.as_ref().map(log::CommitLog::current)
+    }
+}
+
 /// How a redb file is opened.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RedbOptions {
@@ -55,6 +73,9 @@ pub(crate) struct RedbOptions {
     /// Verify every page on open (redb's integrity check).
     pub verify: bool,
     pub multi_writer: bool,
+    /// Make small durable commits durable through the commit log (`log.rs`) in the
+    /// single-process mode.
+    pub commit_log: bool,
     pub read_only: bool,
 }
 
@@ -73,11 +94,26 @@ impl RedbEngine {
                 builder.open(path)
             }
         })?;
+        // Commits the last process made durable only in its log are applied before anything reads.
+        let durable = options.multi_writer && !options.read_only;
+        let replayed = unpanicked("open", "", || log::replay(&db, &log::log_path(path), durable)).map_err(|e| {
+            let path = path.display().to_string();
+            match e {
+                StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
+                e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+            }
+        })?;
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
         let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
         if !options.read_only && !options.multi_writer {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
+            if options.commit_log {
+                engine.commits.get_mut().log = Some(log::CommitLog::new(log::log_path(path), replayed));
+            } else if replayed.stored.is_some_and(|s| s.seq < replayed.last) {
+                // Replayed without a sync: the next durable commit, or the close, syncs them.
+                engine.unsynced.store(true, Ordering::Release);
+            }
         }
         Ok(engine)
     }
@@ -96,7 +132,7 @@ impl RedbEngine {
         RedbEngine {
             db,
             unsynced: AtomicBool::new(false),
-            last_sync: Mutex::new(Instant::now()),
+            commits: Mutex::new(Commits { last_sync: Instant::now(), log: None }),
             multi_writer: options.multi_writer && !options.read_only,
             read_only: options.read_only,
             length_at_open: None,
@@ -104,9 +140,23 @@ impl RedbEngine {
     }
 
     /// The file was linked to `path` after it was created under another name (`db/create.rs`):
-    /// the name to open it again by.
+    /// the name to open it again by. Its log, named after the old name, is emptied into the file
+    /// and removed; the next begins beside the new name.
     pub(crate) fn moved_to(&mut self, path: &Path) {
         self.db.moved_to(path);
+        let mut commits = self.commits.lock();
+        let Some(log) = &commits.log else { return };
+        let position = log.current();
+        if log.pending() && self.apply(&WriteBatch::default(), true, Some(position)).is_ok() {
+            self.note_commit(true, &mut commits);
+        }
+        if let Some(log) = &mut commits.log {
+            log.remove();
+            if !log.pending() {
+                let replayed = log::Replayed { stored: Some(position), last: position.seq, end: 0 };
+                *log = log::CommitLog::new(log::log_path(path), replayed);
+            }
+        }
     }
 
     /// Begin a write transaction.
@@ -122,23 +172,47 @@ impl RedbEngine {
 
     /// Whether a commit asked to be `durable` must sync: always in multi-writer mode (another
     /// process sees only what reached the file), and in fast mode once the last durable commit is
-    /// older than [`FAST_SYNC_INTERVAL`]. `last_sync` is held through the commit.
-    fn durable_now(&self, durable: bool, last_sync: &Instant) -> bool {
-        self.commit_syncs(durable) || last_sync.elapsed() >= FAST_SYNC_INTERVAL
+    /// older than [`FAST_SYNC_INTERVAL`]. The commit lock is held through the commit.
+    fn durable_now(&self, durable: bool, commits: &Commits) -> bool {
+        self.commit_syncs(durable) || commits.last_sync.elapsed() >= FAST_SYNC_INTERVAL
     }
 
-    /// Record a commit made with `durable`.
-    fn note_commit(&self, durable: bool, last_sync: &mut Instant) {
-        // A durable commit makes every earlier fast one durable too.
+    /// Record a commit made with `durable` that did not go through the log.
+    fn note_commit(&self, durable: bool, commits: &mut Commits) {
+        // A durable commit makes every earlier fast one durable too, and every logged one.
         self.unsynced.store(!durable, Ordering::Release);
         if durable {
-            *last_sync = Instant::now();
+            commits.last_sync = Instant::now();
+            if let Some(log) = &mut commits.log {
+                log.checkpointed(true);
+            }
         }
     }
 
-    fn apply(&self, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
+    /// Apply `batch` in a new write transaction, storing `position` under `log::APPLIED_KEY`.
+    fn apply(&self, batch: &WriteBatch, durable: bool, position: Option<log::Applied>) -> Result<(), StoreError> {
         let txn = self.begin_write()?;
-        self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable)))
+        self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable, position)))
+    }
+
+    /// Commit `batch` through the log: its record written and synced, then applied without a
+    /// sync. The commit lock is held.
+    fn commit_logged(&self, batch: &WriteBatch, commits: &mut Commits) -> Result<(), StoreError> {
+        let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
+        if log.prepare(batch) {
+            // The log is full of records only it holds: a durable commit takes them over.
+            let position = log.current();
+            self.apply(&WriteBatch::default(), true, Some(position))?;
+            self.note_commit(true, commits);
+        }
+        let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
+        log.write()?;
+        if let Err(e) = self.apply(batch, false, Some(log.next())) {
+            log.take_back();
+            return Err(e);
+        }
+        log.applied();
+        Ok(())
     }
 }
 
@@ -165,22 +239,40 @@ fn open_database(
     opened.map_err(|e| open_error(path, e))
 }
 
-/// Apply `batch` in `txn` and commit it.
-fn apply_in(mut txn: redb::WriteTransaction, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
+/// Apply `batch` in `txn`, store `position` under `log::APPLIED_KEY`, and commit.
+fn apply_in(
+    mut txn: redb::WriteTransaction,
+    batch: &WriteBatch,
+    durable: bool,
+    position: Option<log::Applied>,
+) -> Result<(), StoreError> {
     let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
     txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
     {
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-        for prefix in &batch.erased_prefixes {
-            let doomed = keys_from(&table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
-                .map_err(engine_error(NAME, "erase_prefix", prefix))?;
-            remove_all(&mut table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
-        }
-        for (key, value) in &batch.puts {
-            put(&mut table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
+        write_batch(&mut table, batch)?;
+        if let Some(position) = position {
+            table.insert(log::APPLIED_KEY.as_bytes(), position.to_bytes().as_slice()).map_err(engine_error(
+                NAME,
+                "commit",
+                log::APPLIED_KEY,
+            ))?;
         }
     }
     txn.commit().map_err(engine_error(NAME, "commit", ""))
+}
+
+/// Apply `batch` to `table`: its erased prefixes, then its puts.
+fn write_batch(table: &mut Table<&[u8], &[u8]>, batch: &WriteBatch) -> Result<(), StoreError> {
+    for prefix in &batch.erased_prefixes {
+        let doomed = keys_from(table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
+            .map_err(engine_error(NAME, "erase_prefix", prefix))?;
+        remove_all(table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
+    }
+    for (key, value) in &batch.puts {
+        put(table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
+    }
+    Ok(())
 }
 
 /// Store `value` (or remove the key) with its segments, dropping segments a longer old value left.
@@ -278,10 +370,18 @@ impl KvEngine for RedbEngine {
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
-        let mut last_sync = self.last_sync.lock();
-        let durable = self.durable_now(durable, &last_sync);
-        self.apply(&batch, durable)?;
-        self.note_commit(durable, &mut last_sync);
+        let mut commits = self.commits.lock();
+        if let Some(log) = &commits.log {
+            log.usable()?;
+            // A fast commit not yet durable must not be skipped by a replay of later records:
+            // while one is pending, a durable commit goes to redb durably.
+            if durable && !self.unsynced.load(Ordering::Acquire) && log.takes(&batch) {
+                return self.commit_logged(&batch, &mut commits);
+            }
+        }
+        let durable = self.durable_now(durable, &commits);
+        self.apply(&batch, durable, commits.position())?;
+        self.note_commit(durable, &mut commits);
         Ok(())
     }
 
@@ -344,10 +444,14 @@ impl KvBulk for RedbBulk {
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
         let RedbBulk { txn, engine } = *self;
-        let mut last_sync = engine.last_sync.lock();
-        let durable = engine.durable_now(durable, &last_sync);
-        engine.db.note(unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), durable)))?;
-        engine.note_commit(durable, &mut last_sync);
+        let mut commits = engine.commits.lock();
+        if let Some(log) = &commits.log {
+            log.usable()?;
+        }
+        let durable = engine.durable_now(durable, &commits);
+        let position = commits.position();
+        engine.db.note(unpanicked("commit", "", || apply_in(txn, &WriteBatch::default(), durable, position)))?;
+        engine.note_commit(durable, &mut commits);
         Ok(())
     }
 }
@@ -363,7 +467,7 @@ struct RedbWriter {
 impl KvWriter for RedbWriter {
     fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
         let RedbWriter { txn, engine } = *self;
-        engine.db.note(unpanicked("commit", "", || apply_in(txn, &batch, true)))
+        engine.db.note(unpanicked("commit", "", || apply_in(txn, &batch, true, None)))
     }
 }
 
@@ -371,9 +475,20 @@ impl Drop for RedbEngine {
     fn drop(&mut self) {
         // redb keeps `Durability::None` commits off the disk until a durable commit follows, so a
         // fast-mode database closed cleanly would otherwise lose them. An empty durable commit
-        // persists them. An error here has no caller to go to; the commits stay lost as after a crash.
-        if self.unsynced.load(Ordering::Acquire) {
-            let _ = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true));
+        // persists them, and those applied from the log, whose file is then removed. An error
+        // here has no caller to go to: fast commits stay lost as after a crash, and the log stays
+        // for the next open to apply.
+        let commits = self.commits.get_mut();
+        let pending = commits.log.as_ref().is_some_and(log::CommitLog::pending);
+        if self.unsynced.load(Ordering::Acquire) || pending {
+            let position = commits.position();
+            let done = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true, position)).is_ok();
+            if let Some(log) = self.commits.get_mut().log.as_mut().filter(|_| done) {
+                log.checkpointed(true);
+            }
+        }
+        if let Some(log) = &mut self.commits.get_mut().log {
+            log.remove();
         }
         let grown = self.grown_since_open();
         let Some(shared) = self.db.take() else { return };
