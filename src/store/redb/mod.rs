@@ -207,7 +207,42 @@ impl RedbEngine {
         }
         let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
         log.write()?;
-        if let Err(e) = self.apply(batch, false, Some(log.next())) {
+        // The batch goes into redb's transaction while the record travels to the disk; the
+        // transaction commits (and readers see it) only once the record is there.
+        let position = log.next();
+        let txn = match self.begin_write() {
+            Ok(txn) => txn,
+            Err(e) => {
+                log.take_back();
+                return Err(e);
+            }
+        };
+        let staged = self.db.note(unpanicked("commit", "", || {
+            let mut txn = txn;
+            txn.set_durability(redb::Durability::None).map_err(engine_error(NAME, "set_durability", ""))?;
+            {
+                let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+                write_batch(&mut table, batch)?;
+                table.insert(log::APPLIED_KEY.as_bytes(), position.to_bytes().as_slice()).map_err(engine_error(
+                    NAME,
+                    "commit",
+                    log::APPLIED_KEY,
+                ))?;
+            }
+            Ok(txn)
+        }));
+        let txn = match staged {
+            Ok(txn) => txn,
+            Err(e) => {
+                log.take_back();
+                return Err(e);
+            }
+        };
+        // Dropping the transaction on a failed sync aborts it: nothing was applied.
+        log.sync()?;
+        if let Err(e) =
+            self.db.note(unpanicked("commit", "", || txn.commit().map_err(engine_error(NAME, "commit", ""))))
+        {
             log.take_back();
             return Err(e);
         }
