@@ -136,18 +136,20 @@ fn a_log_cut_in_a_record_gives_the_commits_before_it() {
         let len = u32::from_le_bytes(log[at + 4..at + 8].try_into().unwrap()) as usize;
         at += 28 + len;
     }
-    for (cut, damage) in [(at + 30, false), (at + 5, true)] {
-        let copy = dir.path().join(format!("cut{cut}.zarrdb"));
+    for (cut, damage) in [(at + 30, "cut"), (at + 5, "torn"), (at + 40, "flipped")] {
+        let copy = dir.path().join(format!("{damage}.zarrdb"));
         std::fs::copy(&path, &copy).unwrap();
         let mut bytes = log.clone();
-        if damage {
+        match damage {
+            "cut" => bytes.truncate(cut),
             // A torn write: the record's bytes are garbage from here, the file keeps its length.
-            bytes[cut..].iter_mut().for_each(|b| *b = 0xa5);
-        } else {
-            bytes.truncate(cut);
+            "torn" => bytes[cut..].iter_mut().for_each(|b| *b = 0xa5),
+            // One byte of the payload wrong, its length and every later record intact: the CRC
+            // alone tells.
+            _ => bytes[cut] ^= 1,
         }
         std::fs::write(log_of(&copy), bytes).unwrap();
-        assert_eq!(held(&Database::open(&copy).unwrap()), 10, "cut at {cut}, damaged {damage}");
+        assert_eq!(held(&Database::open(&copy).unwrap()), 10, "{damage} at {cut}");
     }
 }
 
@@ -166,6 +168,37 @@ fn a_log_that_does_not_continue_the_file_is_refused() {
     let Error::Open(OpenError::Corrupted { source, .. }) = &err else { panic!("{err:?}") };
     assert!(source.to_string().contains("does not continue the database"), "{err}");
     assert!(source.to_string().contains("db.zarrdb-log"), "the error names the log: {err}");
+}
+
+#[test]
+fn records_after_a_checkpoint_start_the_log_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(dir.path());
+    // 35 records, a checkpoint (the 2 MiB value goes to redb durably), then 5 records written
+    // over the first 5 of the 35, which stay behind them in the file.
+    commit_and_kill(&path, Some(35));
+    let db = Database::open(&path).unwrap();
+    assert_eq!(held(&db), COMMITS);
+    assert_eq!(db.store().get("big").unwrap().map(|v| v.len()), Some(2 << 20));
+}
+
+#[test]
+fn a_file_put_back_from_before_a_large_commit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(dir.path());
+    let older = dir.path().join("older.zarrdb");
+    std::fs::copy(&path, &older).unwrap();
+    {
+        // A commit too large for the log, then records: the file put back from before the large
+        // commit would take them over a state that lacks it.
+        let db = Database::open(&path).unwrap();
+        db.store().set("big", &vec![7u8; 2 << 20]).unwrap();
+        db.store().set("small", b"1").unwrap();
+        std::fs::copy(&older, dir.path().join("put-back.zarrdb")).unwrap();
+        std::fs::copy(log_of(&path), log_of(&dir.path().join("put-back.zarrdb"))).unwrap();
+    }
+    let err = Database::open(dir.path().join("put-back.zarrdb")).unwrap_err();
+    assert!(matches!(err, Error::Open(OpenError::Corrupted { .. })), "{err:?}");
 }
 
 #[test]

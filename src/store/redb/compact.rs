@@ -53,7 +53,7 @@ impl RedbEngine {
         let mut commits = self.commits.lock();
         commits.last_sync = Instant::now();
         if let Some(log) = &mut commits.log {
-            log.checkpointed(false);
+            log.checkpointed();
         }
         Ok(())
     }

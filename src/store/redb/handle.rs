@@ -13,7 +13,7 @@
 //! until the last snapshot reading it ends.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
@@ -57,11 +57,24 @@ pub(super) struct Handle {
     /// in-memory overlay or a simulated disk), which stays spent.
     reopen: Option<(PathBuf, RedbOptions)>,
     spent: AtomicBool,
+    /// The last commit-log record the engine applied: opened again, the file takes the records
+    /// up to it back from the log, not one a commit is writing meanwhile (`log.rs`).
+    replay_limit: AtomicU64,
 }
 
 impl Handle {
     pub(super) fn new(db: redb::Database, reopen: Option<(PathBuf, RedbOptions)>) -> Handle {
-        Handle { db: RwLock::new(Some(Open::new(db))), reopen, spent: AtomicBool::new(false) }
+        Handle {
+            db: RwLock::new(Some(Open::new(db))),
+            reopen,
+            spent: AtomicBool::new(false),
+            replay_limit: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// The engine applied the commit-log records up to `last`.
+    pub(super) fn limit_replay(&self, last: u64) {
+        self.replay_limit.store(last, Ordering::Release);
     }
 
     /// The database, opened again first if an I/O failure spent it.
@@ -89,7 +102,7 @@ impl Handle {
         }
         // Closes it unless a snapshot still reads it; the file is opened anew either way.
         drop(db.take());
-        *db = Some(open_at(path, *options, operation)?);
+        *db = Some(open_at(path, *options, operation, self.replay_limit.load(Ordering::Acquire))?);
         self.spent.store(false, Ordering::Release);
         Ok(())
     }
@@ -148,7 +161,7 @@ impl Handle {
         self.spent.store(true, Ordering::Release);
         // Closes it unless a snapshot still reads it.
         drop(db.take());
-        *db = Some(open_at(path, *options, operation)?);
+        *db = Some(open_at(path, *options, operation, self.replay_limit.load(Ordering::Acquire))?);
         self.spent.store(false, Ordering::Release);
         Ok(())
     }
@@ -165,7 +178,12 @@ impl Handle {
 }
 
 /// Open the file at `path` again (`operation` names the cause in errors).
-fn open_at(path: &std::path::Path, options: RedbOptions, operation: &'static str) -> Result<Arc<Open>, StoreError> {
+fn open_at(
+    path: &std::path::Path,
+    options: RedbOptions,
+    operation: &'static str,
+    replay_limit: u64,
+) -> Result<Arc<Open>, StoreError> {
     let db = open_database(path, options, |builder| builder.open(path)).map_err(|e| StoreError::Engine {
         backend: NAME,
         operation,
@@ -173,7 +191,7 @@ fn open_at(path: &std::path::Path, options: RedbOptions, operation: &'static str
         source: Box::new(e),
     })?;
     // redb opened at its last durable commit: the commits applied since from the log come back.
-    unpanicked(operation, "", || log::replay(&db, &log::log_path(path), options.multi_writer))?;
+    unpanicked(operation, "", || log::replay(&db, &log::log_path(path), options.multi_writer, replay_limit))?;
     Ok(Open::new(db))
 }
 

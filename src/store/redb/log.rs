@@ -76,14 +76,15 @@ impl Applied {
             return Ok(None);
         };
         let value = value.value();
-        let (Some(id), Some(seq)) = (le_u64(value, 0), le_u64(value, 8)) else {
-            return Err(StoreError::Damaged {
-                backend: NAME,
-                operation: "open",
-                key: APPLIED_KEY.to_owned(),
-                what: "the commit log's position is not 16 bytes",
-            });
+        let damaged =
+            |what| StoreError::Damaged { backend: NAME, operation: "open", key: APPLIED_KEY.to_owned(), what };
+        let (16, Some(id), Some(seq)) = (value.len(), le_u64(value, 0), le_u64(value, 8)) else {
+            return Err(damaged("the commit log's position is not 16 bytes"));
         };
+        // One number per commit: a sound file is nowhere near, and counting on cannot overflow.
+        if seq > u64::MAX / 2 {
+            return Err(damaged("the commit log's position is out of range"));
+        }
         Ok(Some(Applied { id, seq }))
     }
 
@@ -151,11 +152,6 @@ impl CommitLog {
         self.anchored && encoded_len(batch) <= LARGEST
     }
 
-    /// Where the database stands: what a durable redb commit stores under [`APPLIED_KEY`].
-    pub(super) fn current(&self) -> Applied {
-        Applied { id: self.id, seq: self.last }
-    }
-
     /// `Err` once a failed commit's record could not be taken back.
     pub(super) fn usable(&self) -> Result<(), StoreError> {
         if !self.broken {
@@ -165,8 +161,9 @@ impl CommitLog {
             backend: NAME,
             operation: "commit",
             key: self.path.display().to_string(),
-            source: "an earlier commit failed after its record reached the commit log, and the record could not \
-                     be taken back: open the database again (the commit will then be applied)"
+            source: "an earlier commit failed after its record was written to the commit log, and the record \
+                     could not be erased, so that commit's outcome is unknown: open the database again (it is \
+                     then applied if its record reached the disk whole) before committing more"
                 .into(),
         })
     }
@@ -190,11 +187,12 @@ impl CommitLog {
             // Every record in the file is held by a durable commit: start again at the beginning.
             self.offset = 0;
         }
-        let written = self.write_record();
-        if written.is_err() {
+        let mut begun = false;
+        let written = self.write_record(&mut begun);
+        if written.is_err() && begun {
             self.take_back();
         }
-        written.map_err(|e| self.error("write", e))
+        written.map_err(|e| self.error(e))
     }
 
     /// Wait until the written record is on the disk. On failure it is taken back (or the log is
@@ -205,10 +203,12 @@ impl CommitLog {
         if synced.is_err() {
             self.take_back();
         }
-        synced.map_err(|e| self.error("write", e))
+        synced.map_err(|e| self.error(e))
     }
 
-    fn write_record(&mut self) -> io::Result<()> {
+    /// Write the record; `begun` once its own bytes may have reached the file (before, a
+    /// failure left nothing to take back: the file only grew, with zeros).
+    fn write_record(&mut self, begun: &mut bool) -> io::Result<()> {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
@@ -231,6 +231,7 @@ impl CommitLog {
             }
             self.prepared = grown;
         }
+        *begun = true;
         file.write_all_at(&self.record, self.offset)?;
         start_writeback(file, self.offset, self.record.len());
         Ok(())
@@ -252,11 +253,37 @@ impl CommitLog {
         }
     }
 
-    /// A durable redb commit now holds every record applied; `anchored` when it stored
-    /// [`CommitLog::current`] too.
-    pub(super) fn checkpointed(&mut self, anchored: bool) {
+    /// A redb commit that did not go through the log stored [`CommitLog::next`]: the next
+    /// record follows it, so a file put back from before it does not take the log's records.
+    /// `durable`: it was a durable commit, which holds every record applied, and the id.
+    pub(super) fn advanced(&mut self, durable: bool) {
+        self.last += 1;
+        if durable {
+            self.durable = self.last;
+            self.anchored = true;
+        }
+    }
+
+    /// A durable redb commit (a compaction) now holds every record applied.
+    pub(super) fn checkpointed(&mut self) {
         self.durable = self.last;
-        self.anchored |= anchored;
+    }
+
+    /// The sequence number of the last record applied, or commit that stored one.
+    pub(super) fn last(&self) -> u64 {
+        self.last
+    }
+
+    /// The database's file was renamed to `database`: the log follows, unless it holds records
+    /// the file does not (then it stays, for the next open of the old name to apply).
+    pub(super) fn moved_to(&mut self, database: &Path) {
+        if self.pending() || self.broken {
+            return;
+        }
+        self.remove();
+        self.path = log_path(database);
+        self.offset = 0;
+        self.prepared = 0;
     }
 
     /// Whether records were applied since the last durable redb commit.
@@ -275,9 +302,9 @@ impl CommitLog {
         }
     }
 
-    fn error(&self, operation: &'static str, source: io::Error) -> StoreError {
-        let operation = if operation == "write" { "write the commit log" } else { "read the commit log" };
-        StoreError::Engine { backend: NAME, operation, key: self.path.display().to_string(), source: Box::new(source) }
+    fn error(&self, source: io::Error) -> StoreError {
+        let (operation, key) = ("write the commit log", self.path.display().to_string());
+        StoreError::Engine { backend: NAME, operation, key, source: Box::new(source) }
     }
 }
 
@@ -317,8 +344,9 @@ pub(super) struct Replayed {
 /// Apply the records of the log at `path` that `db`'s latest commit does not hold, in order, in
 /// one commit: `durable` (redb's multi-writer mode, where other processes read the file), or
 /// without a sync, so that a database opens on a full disk too: the records stay in the log until
-/// a durable commit holds them.
-pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool) -> Result<Replayed, StoreError> {
+/// a durable commit holds them. Records numbered above `limit` are left: when the handle opens
+/// the file again, a commit of this process may be writing its record, not yet applied.
+pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool, limit: u64) -> Result<Replayed, StoreError> {
     let file = match File::open(path) {
         Ok(file) => Some(file),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -339,7 +367,7 @@ pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool) -> Result<
     let nothing = Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 };
     let (Some(file), Some(applied)) = (file, stored) else { return Ok(nothing) };
     let mut newer = false;
-    follow(path, &file, applied, |_| {
+    follow(path, &file, applied, limit, |_| {
         newer = true;
         Ok(false)
     })?;
@@ -351,7 +379,7 @@ pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool) -> Result<
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
         // Another process of redb's multi-writer mode may have applied them meanwhile.
         let Some(applied) = Applied::read(&table)? else { return Ok(nothing) };
-        let (last, end) = follow(path, &file, applied, |batch| {
+        let (last, end) = follow(path, &file, applied, limit, |batch| {
             write_batch(&mut table, &batch)?;
             Ok(true)
         })?;
@@ -373,6 +401,7 @@ fn follow(
     path: &Path,
     file: &File,
     applied: Applied,
+    limit: u64,
     mut apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
 ) -> Result<(u64, u64), StoreError> {
     let damaged = |what| StoreError::Damaged {
@@ -385,7 +414,7 @@ fn follow(
     let mut expected: Option<u64> = None;
     let (mut last, mut end) = (applied.seq, 0);
     while let Some((id, seq, payload)) = records.next().map_err(|e| read_error(path, e))? {
-        if id != applied.id || expected.is_some_and(|e| e != seq) {
+        if id != applied.id || expected.is_some_and(|e| e != seq) || seq > limit {
             break;
         }
         expected = seq.checked_add(1);

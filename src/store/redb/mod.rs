@@ -60,9 +60,10 @@ struct Commits {
 }
 
 impl Commits {
-    /// What a commit that does not go through the log stores under `log::APPLIED_KEY`.
+    /// What a commit that does not go through the log stores under `log::APPLIED_KEY`: the
+    /// next number, as a record would (see [`log::CommitLog::advanced`]).
     fn position(&self) -> Option<log::Applied> {
-        self.log.as_ref().map(log::CommitLog::current)
+        self.log.as_ref().map(log::CommitLog::next)
     }
 }
 
@@ -96,13 +97,14 @@ impl RedbEngine {
         })?;
         // Commits the last process made durable only in its log are applied before anything reads.
         let durable = options.multi_writer && !options.read_only;
-        let replayed = unpanicked("open", "", || log::replay(&db, &log::log_path(path), durable)).map_err(|e| {
-            let path = path.display().to_string();
-            match e {
-                StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
-                e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
-            }
-        })?;
+        let replayed =
+            unpanicked("open", "", || log::replay(&db, &log::log_path(path), durable, u64::MAX)).map_err(|e| {
+                let path = path.display().to_string();
+                match e {
+                    StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
+                    e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+                }
+            })?;
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
         let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
@@ -110,6 +112,7 @@ impl RedbEngine {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
             if options.commit_log {
                 engine.commits.get_mut().log = Some(log::CommitLog::new(log::log_path(path), replayed));
+                engine.db.limit_replay(replayed.last);
             } else if replayed.stored.is_some_and(|s| s.seq < replayed.last) {
                 // Replayed without a sync: the next durable commit, or the close, syncs them.
                 engine.unsynced.store(true, Ordering::Release);
@@ -145,17 +148,14 @@ impl RedbEngine {
     pub(crate) fn moved_to(&mut self, path: &Path) {
         self.db.moved_to(path);
         let mut commits = self.commits.lock();
-        let Some(log) = &commits.log else { return };
-        let position = log.current();
-        if log.pending() && self.apply(&WriteBatch::default(), true, Some(position)).is_ok() {
-            self.note_commit(true, &mut commits);
+        if commits.log.as_ref().is_some_and(log::CommitLog::pending) {
+            let position = commits.position();
+            if self.apply(&WriteBatch::default(), true, position).is_ok() {
+                self.note_commit(true, &mut commits);
+            }
         }
         if let Some(log) = &mut commits.log {
-            log.remove();
-            if !log.pending() {
-                let replayed = log::Replayed { stored: Some(position), last: position.seq, end: 0 };
-                *log = log::CommitLog::new(log::log_path(path), replayed);
-            }
+            log.moved_to(path);
         }
     }
 
@@ -177,15 +177,17 @@ impl RedbEngine {
         self.commit_syncs(durable) || commits.last_sync.elapsed() >= FAST_SYNC_INTERVAL
     }
 
-    /// Record a commit made with `durable` that did not go through the log.
+    /// Record a commit made with `durable` that did not go through the log (and stored
+    /// [`Commits::position`]).
     fn note_commit(&self, durable: bool, commits: &mut Commits) {
         // A durable commit makes every earlier fast one durable too, and every logged one.
         self.unsynced.store(!durable, Ordering::Release);
         if durable {
             commits.last_sync = Instant::now();
-            if let Some(log) = &mut commits.log {
-                log.checkpointed(true);
-            }
+        }
+        if let Some(log) = &mut commits.log {
+            log.advanced(durable);
+            self.db.limit_replay(log.last());
         }
     }
 
@@ -201,22 +203,21 @@ impl RedbEngine {
         let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
         if log.prepare(batch) {
             // The log is full of records only it holds: a durable commit takes them over.
-            let position = log.current();
+            let position = log.next();
             self.apply(&WriteBatch::default(), true, Some(position))?;
             self.note_commit(true, commits);
+            let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
+            // Numbered again: the checkpoint took the number.
+            log.prepare(batch);
         }
         let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
+        // Before the record is written: opening the file again after an I/O failure replays the
+        // log, and must not find this record there before it is applied.
+        let txn = self.begin_write()?;
         log.write()?;
         // The batch goes into redb's transaction while the record travels to the disk; the
         // transaction commits (and readers see it) only once the record is there.
         let position = log.next();
-        let txn = match self.begin_write() {
-            Ok(txn) => txn,
-            Err(e) => {
-                log.take_back();
-                return Err(e);
-            }
-        };
         let staged = self.db.note(unpanicked("commit", "", || {
             let mut txn = txn;
             txn.set_durability(redb::Durability::None).map_err(engine_error(NAME, "set_durability", ""))?;
@@ -247,6 +248,7 @@ impl RedbEngine {
             return Err(e);
         }
         log.applied();
+        self.db.limit_replay(log.last());
         Ok(())
     }
 }
@@ -519,7 +521,7 @@ impl Drop for RedbEngine {
             let position = commits.position();
             let done = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true, position)).is_ok();
             if let Some(log) = self.commits.get_mut().log.as_mut().filter(|_| done) {
-                log.checkpointed(true);
+                log.advanced(true);
             }
         }
         if let Some(log) = &mut self.commits.get_mut().log {
