@@ -80,7 +80,16 @@ impl SledEngine {
         let deadline = Instant::now() + RELOCK_WAIT;
         let mut cleared = false;
         loop {
-            match sled::Config::new().path(at).flush_every_ms(None).open().map_err(|e| open_error(shown, e)) {
+            // sled's recovery may panic on a damaged log ("tried to serialize Uninitialized"
+            // after a page of zeros): that is a damaged database too.
+            let opened = super::panic::catch(|| sled::Config::new().path(at).flush_every_ms(None).open()).map_err(
+                |message| OpenError::Corrupted {
+                    path: shown.display().to_string(),
+                    backend: NAME,
+                    source: format!("sled panicked while recovering its log: {message}").into(),
+                },
+            )?;
+            match opened.map_err(|e| open_error(shown, e)) {
                 Ok(db) => {
                     let commits = check_commits(&db, at, shown)?;
                     return Ok(SledEngine {
