@@ -271,3 +271,40 @@ fn sled_reports_a_full_disk_then_refuses_commits_and_closes() {
     let err = after.expect_err("a commit after the failed one went through");
     assert!(err.to_string().contains("earlier write"), "{err}");
 }
+
+/// redb's commit log (`src/store/redb/log.rs`) grows by 256 KiB of zeros at a time: on a full
+/// disk the growth fails, the commit reports the full disk and nothing of it is applied, and
+/// once space is freed the next commit goes through (a log that only failed to grow holds no
+/// record to take back, so it stays usable).
+#[test]
+fn redb_commit_log_that_cannot_grow_reports_a_full_disk() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join("log.redb");
+    let db = Database::builder().create(&path).unwrap();
+    let store = db.store();
+    // Every byte left taken by ballast, written until the disk refuses more, before the first
+    // record: the log cannot even begin.
+    let ballast = disk.mount.join("ballast");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&ballast).unwrap();
+        while file.write_all(&[1u8; 4096]).is_ok() {}
+    }
+    let mut acknowledged = 0;
+    let failed = loop {
+        match store.set(&format!("logged/{acknowledged}"), &value(acknowledged)) {
+            Ok(()) => acknowledged += 1,
+            Err(e) => break e,
+        }
+        assert!(acknowledged < 64, "64 commits of 64 KiB fitted in the log without growing it");
+    };
+    expect_disk_full(failed);
+    std::fs::remove_file(&ballast).unwrap();
+    store.set("after", b"space again").unwrap();
+    assert!(disk.mount.join("log.redb-log").exists(), "the commits went through the log");
+    drop((store, db));
+    let db = open(&path, Backend::Redb, Durability::Durable);
+    check(&db, "logged", acknowledged);
+    assert_eq!(db.store().get(&format!("logged/{acknowledged}")).unwrap(), None, "the failed commit is there");
+    assert_eq!(db.store().get("after").unwrap().as_deref(), Some(&b"space again"[..]));
+}
