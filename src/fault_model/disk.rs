@@ -1,5 +1,7 @@
-//! A simulated disk for redb: every write is kept in memory, an I/O error can be injected at any
-//! call, and a crash keeps what was synced plus any subset of the writes since, some of them torn.
+//! A simulated disk for redb and its commit log: every write is kept in memory, an I/O error can
+//! be injected at any call, and a crash keeps what was synced plus any subset of the writes
+//! since, some of them torn. The database's file and its log are two files of one disk
+//! (`Disk::sibling_with_image`): they fail together, and crash each with its own losses.
 //!
 //! A real disk makes no promise about unsynced writes: they may all land, none, some, in any
 //! order, a sector at a time. So the image after a crash is the synced image with each later
@@ -10,6 +12,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use redb::StorageBackend;
+
+use crate::store::LogFile;
 
 /// The unit a torn write is cut at.
 const SECTOR: usize = 512;
@@ -29,33 +33,49 @@ struct State {
     durable: Vec<u8>,
     /// Changes since the last sync, in order.
     pending: Vec<Pending>,
+}
+
+/// The planned failure, shared by the files of one disk.
+#[derive(Debug, Default)]
+struct Fault {
     /// Calls left before the injected failure (`None`: no failure planned).
     fail_in: Option<u64>,
     /// The failure happened: the "process" lost its disk, every later call fails.
     failed: bool,
 }
 
-/// The simulated disk; clones share it.
+/// One file of the simulated disk; clones share it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Disk {
     state: Arc<Mutex<State>>,
+    fault: Arc<Mutex<Fault>>,
 }
 
 impl Disk {
     /// A disk that holds `image` as its durable contents.
     pub fn with_image(image: Vec<u8>) -> Disk {
         let state = State { current: image.clone(), durable: image, ..State::default() };
-        Disk { state: Arc::new(Mutex::new(state)) }
+        Disk { state: Arc::new(Mutex::new(state)), fault: Arc::default() }
     }
 
-    /// Fail the `calls`-th backend call from now, and every call after it.
+    /// Another file of the same disk, holding `image`: it fails when this one does.
+    pub fn sibling_with_image(&self, image: Vec<u8>) -> Disk {
+        Disk { fault: self.fault.clone(), ..Disk::with_image(image) }
+    }
+
+    /// Fail the `calls`-th call from now to any file of the disk, and every call after it.
     pub fn fail_after(&self, calls: u64) {
-        self.state.lock().fail_in = Some(calls);
+        self.fault.lock().fail_in = Some(calls);
     }
 
     /// Whether the planned failure happened.
     pub fn failed(&self) -> bool {
-        self.state.lock().failed
+        self.fault.lock().failed
+    }
+
+    /// Count a call toward the planned failure.
+    fn call(&self) -> io::Result<()> {
+        self.fault.lock().call()
     }
 
     /// The image a crash now leaves: the durable one plus a random part of what came after,
@@ -100,7 +120,7 @@ fn put(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
     image[at..at + data.len()].copy_from_slice(data);
 }
 
-impl State {
+impl Fault {
     /// Count a call toward the planned failure.
     fn call(&mut self) -> io::Result<()> {
         if self.failed {
@@ -120,16 +140,33 @@ impl State {
     }
 }
 
+impl LogFile for Disk {
+    fn len(&self) -> io::Result<u64> {
+        StorageBackend::len(self)
+    }
+
+    fn read_at(&self, out: &mut [u8], offset: u64) -> io::Result<()> {
+        StorageBackend::read(self, offset, out)
+    }
+
+    fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        StorageBackend::write(self, offset, data)
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        StorageBackend::sync_data(self)
+    }
+}
+
 impl StorageBackend for Disk {
     fn len(&self) -> io::Result<u64> {
-        let mut state = self.state.lock();
-        state.call()?;
-        Ok(state.current.len() as u64)
+        self.call()?;
+        Ok(self.state.lock().current.len() as u64)
     }
 
     fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        let mut state = self.state.lock();
-        state.call()?;
+        self.call()?;
+        let state = self.state.lock();
         let start = offset as usize;
         let Some(bytes) = state.current.get(start..start + out.len()) else {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end"));
@@ -139,16 +176,16 @@ impl StorageBackend for Disk {
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
+        self.call()?;
         let mut state = self.state.lock();
-        state.call()?;
         state.current.resize(len as usize, 0);
         state.pending.push(Pending::SetLen(len));
         Ok(())
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        self.call()?;
         let mut state = self.state.lock();
-        state.call()?;
         let pending = std::mem::take(&mut state.pending);
         for change in pending {
             match change {
@@ -160,8 +197,8 @@ impl StorageBackend for Disk {
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.call()?;
         let mut state = self.state.lock();
-        state.call()?;
         put(&mut state.current, offset, data);
         state.pending.push(Pending::Write(offset, data.to_vec()));
         Ok(())

@@ -1,6 +1,7 @@
 //! Model-based fault injection (hardening issue, acceptance 4). Random sequences of transactions
 //! — create, write, resize, erase and rename arrays, commit or abort, close and reopen — run on a
-//! redb database over a simulated disk (`disk.rs`) that fails at a random call. Then the disk
+//! redb database, its commit log on (durable mode), over a simulated disk (`disk.rs`) that fails
+//! at a random call. Then the disk
 //! "crashes" (what was synced, plus any part of what was not, some writes torn) and the database
 //! is reopened from that image. It must open, and hold exactly what a plain model says:
 //!
@@ -151,8 +152,9 @@ fn read(db: &Database) -> Result<Model, Error> {
     Ok(model)
 }
 
-fn open(disk: &Disk, durability: Durability) -> Result<Database, Error> {
-    let engine = RedbEngine::with_backend(disk.clone(), RedbOptions::default())?;
+/// The database on `disk`, its commit log on `log`.
+fn open(disk: &Disk, log: &Disk, durability: Durability) -> Result<Database, Error> {
+    let engine = RedbEngine::with_backend(disk.clone(), RedbOptions::default(), Some(Arc::new(log.clone())))?;
     Database::builder().durability(durability).open_engine(Arc::new(engine), Path::new("(simulated disk)"))
 }
 
@@ -177,14 +179,15 @@ struct Tally {
 fn sequence(seed: u64, durability: Durability, tally: &mut Tally) -> Result<(), String> {
     let mut rng = Rng(seed.wrapping_mul(0xA076_1D64_78BD_642F));
     let mut disk = Disk::default();
-    // Most sequences fail somewhere between the first open and the last commit.
-    // Fast mode syncs less, so it makes fewer calls.
-    let calls = if durability == Durability::Durable { 250 } else { 120 };
+    let mut log = disk.sibling_with_image(Vec::new());
+    // Most sequences fail somewhere between the first open and the last commit. A durable
+    // commit through the commit log makes few calls, as a fast one does.
+    let calls = 120;
     disk.fail_after(rng.below(calls));
     let mut acked = Model::new();
     let mut history = vec![Model::new()];
     let mut in_flight = None;
-    let mut db = open(&disk, durability).ok();
+    let mut db = open(&disk, &log, durability).ok();
     // A database whose creation was never acknowledged may be left unreadable by the crash.
     let created = db.is_some();
     for _ in 0..TRANSACTIONS {
@@ -194,8 +197,9 @@ fn sequence(seed: u64, durability: Durability, tally: &mut Tally) -> Result<(), 
             // first: then they may be lost, as in a crash. What the close wrote is on the disk.
             drop(db.take());
             disk = Disk::with_image(disk.image());
-            let reopened =
-                open(&disk, durability).map_err(|e| format!("seed {seed}: the closed database does not open: {e}"))?;
+            log = disk.sibling_with_image(log.image());
+            let reopened = open(&disk, &log, durability)
+                .map_err(|e| format!("seed {seed}: the closed database does not open: {e}"))?;
             let state = read(&reopened).map_err(|e| format!("seed {seed}: the closed database cannot be read: {e}"))?;
             let fits = match durability {
                 Durability::Durable => state == acked,
@@ -238,9 +242,11 @@ fn sequence(seed: u64, durability: Durability, tally: &mut Tally) -> Result<(), 
     tally.failed += u64::from(disk.failed());
     // The crash: the image is taken before the database is dropped, whose close would write.
     let image = disk.crash_image(|n| rng.below(n));
+    let log_image = log.crash_image(|n| rng.below(n));
     drop(db);
     let after = Disk::with_image(image);
-    let db = match open(&after, durability) {
+    let after_log = after.sibling_with_image(log_image);
+    let db = match open(&after, &after_log, durability) {
         Ok(db) => db,
         Err(_) if !created => {
             tally.creation_lost += 1;

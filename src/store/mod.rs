@@ -21,6 +21,8 @@ pub use zip::ZipStore;
 
 use crate::key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
+#[cfg(test)]
+pub(crate) use redb::LogFile;
 pub(crate) use redb::{RedbEngine, RedbOptions};
 pub(crate) use sled::SledEngine;
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
 
-use super::{log, open_database, unpanicked, RedbOptions, NAME};
+use super::{log, log_file, open_database, unpanicked, RedbOptions, NAME};
 use crate::error::StoreError;
 use crate::store::panic;
 
@@ -191,7 +191,9 @@ fn open_at(
         source: Box::new(e),
     })?;
     // redb opened at its last durable commit: the commits applied since from the log come back.
-    unpanicked(operation, "", || log::replay(&db, &log::log_path(path), options.multi_writer, replay_limit))?;
+    unpanicked(operation, "", || {
+        log::replay(&db, &log_file::Place::Path(log::log_path(path)), options.multi_writer, replay_limit)
+    })?;
     Ok(Open::new(db))
 }
 

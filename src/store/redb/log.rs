@@ -30,14 +30,14 @@
 //! value. The database id (random, stored with the sequence number) keeps a log left beside a
 //! file that was since deleted and created anew from being applied to the new database.
 
-use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use redb::{ReadableDatabase, ReadableTable};
 
+use super::log_file::{LogFile, Place};
 use super::{write_batch, NAME, TABLE};
 use crate::error::StoreError;
 use crate::store::kv::{engine_error, WriteBatch};
@@ -106,9 +106,9 @@ impl Applied {
 
 /// The writing end of the log, owned by the engine and used under its commit lock.
 pub(super) struct CommitLog {
-    path: PathBuf,
+    place: Place,
     /// Opened at the first record.
-    file: Option<File>,
+    file: Option<Arc<dyn LogFile>>,
     /// Where the next record goes.
     offset: u64,
     /// How much of the file is written (zeros or records).
@@ -129,13 +129,13 @@ pub(super) struct CommitLog {
 }
 
 impl CommitLog {
-    /// The log at `path` of a database where [`replay`] found `replayed`.
-    pub(super) fn new(path: PathBuf, replayed: Replayed) -> CommitLog {
+    /// The log at `place` of a database where [`replay`] found `replayed`.
+    pub(super) fn new(place: Place, replayed: Replayed) -> CommitLog {
         let anchored = replayed.stored.is_some();
         let applied = replayed.stored.unwrap_or_else(Applied::fresh);
         CommitLog {
             anchored,
-            path,
+            place,
             file: None,
             offset: replayed.end,
             prepared: 0,
@@ -160,7 +160,7 @@ impl CommitLog {
         Err(StoreError::Engine {
             backend: NAME,
             operation: "commit",
-            key: self.path.display().to_string(),
+            key: self.place.describe(),
             source: "an earlier commit failed after its record was written to the commit log, and the record \
                      could not be erased, so that commit's outcome is unknown: open the database again (it is \
                      then applied if its record reached the disk whole) before committing more"
@@ -199,7 +199,7 @@ impl CommitLog {
     /// broken).
     pub(super) fn sync(&mut self) -> Result<(), StoreError> {
         let Some(file) = &self.file else { unreachable!("a record was written") };
-        let synced = file.sync_data();
+        let synced = file.sync();
         if synced.is_err() {
             self.take_back();
         }
@@ -212,10 +212,8 @@ impl CommitLog {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
-                let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&self.path)?;
-                // The file's name must survive a crash as its records do.
-                sync_folder(&self.path)?;
-                self.prepared = file.metadata()?.len();
+                let file = self.place.open_for_writing()?;
+                self.prepared = file.len()?;
                 self.file.insert(file)
             }
         };
@@ -226,14 +224,14 @@ impl CommitLog {
             let mut at = self.prepared;
             while at < grown {
                 let n = (grown - at).min(GROWTH) as usize;
-                file.write_all_at(&zeros[..n], at)?;
+                file.write_at(&zeros[..n], at)?;
                 at += n as u64;
             }
             self.prepared = grown;
         }
         *begun = true;
-        file.write_all_at(&self.record, self.offset)?;
-        start_writeback(file, self.offset, self.record.len());
+        file.write_at(&self.record, self.offset)?;
+        file.start_writeback(self.offset, self.record.len());
         Ok(())
     }
 
@@ -247,7 +245,7 @@ impl CommitLog {
     /// record takes its place and its sequence number.
     pub(super) fn take_back(&mut self) {
         let Some(file) = &self.file else { return };
-        let erased = file.write_all_at(&[0u8; HEADER], self.offset).and_then(|()| file.sync_data());
+        let erased = file.write_at(&[0u8; HEADER], self.offset).and_then(|()| file.sync());
         if erased.is_err() {
             self.broken = true;
         }
@@ -281,7 +279,7 @@ impl CommitLog {
             return;
         }
         self.remove();
-        self.path = log_path(database);
+        self.place = Place::Path(log_path(database));
         self.offset = 0;
         self.prepared = 0;
     }
@@ -297,36 +295,13 @@ impl CommitLog {
         if self.pending() || self.broken {
             return;
         }
-        if self.file.take().is_some() || self.path.exists() {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        self.file = None;
+        self.place.remove();
     }
 
     fn error(&self, source: io::Error) -> StoreError {
-        let (operation, key) = ("write the commit log", self.path.display().to_string());
+        let (operation, key) = ("write the commit log", self.place.describe());
         StoreError::Engine { backend: NAME, operation, key, source: Box::new(source) }
-    }
-}
-
-/// Ask the kernel to start writing `len` bytes at `offset` of `file` to the disk now, so the
-/// write overlaps the work the commit does before it waits for the sync.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &File, offset: u64, len: usize) {
-    use std::os::fd::AsRawFd;
-    let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else { return };
-    // SAFETY: `sync_file_range` reads no memory of this process; the descriptor is open for as
-    // long as `file` is borrowed. A failure only means the sync that follows does all the work.
-    let started = unsafe { libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE) };
-    let _ = started;
-}
-
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File, _offset: u64, _len: usize) {}
-
-fn sync_folder(path: &Path) -> io::Result<()> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(folder) => File::open(folder)?.sync_all(),
-        None => File::open(".")?.sync_all(),
     }
 }
 
@@ -346,12 +321,8 @@ pub(super) struct Replayed {
 /// without a sync, so that a database opens on a full disk too: the records stay in the log until
 /// a durable commit holds them. Records numbered above `limit` are left: when the handle opens
 /// the file again, a commit of this process may be writing its record, not yet applied.
-pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool, limit: u64) -> Result<Replayed, StoreError> {
-    let file = match File::open(path) {
-        Ok(file) => Some(file),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(read_error(path, e)),
-    };
+pub(super) fn replay(db: &redb::Database, place: &Place, durable: bool, limit: u64) -> Result<Replayed, StoreError> {
+    let file = place.open_existing().map_err(|e| read_error(place, e))?;
     // Read first: a write transaction can fail where reading does not (a full disk), and most
     // opens find nothing to apply.
     let stored = {
@@ -367,7 +338,7 @@ pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool, limit: u64
     let nothing = Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 };
     let (Some(file), Some(applied)) = (file, stored) else { return Ok(nothing) };
     let mut newer = false;
-    follow(path, &file, applied, limit, |_| {
+    follow(place, file.as_ref(), applied, limit, |_| {
         newer = true;
         Ok(false)
     })?;
@@ -379,7 +350,7 @@ pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool, limit: u64
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
         // Another process of redb's multi-writer mode may have applied them meanwhile.
         let Some(applied) = Applied::read(&table)? else { return Ok(nothing) };
-        let (last, end) = follow(path, &file, applied, limit, |batch| {
+        let (last, end) = follow(place, file.as_ref(), applied, limit, |batch| {
             write_batch(&mut table, &batch)?;
             Ok(true)
         })?;
@@ -398,22 +369,18 @@ pub(super) fn replay(db: &redb::Database, path: &Path, durable: bool, limit: u64
 /// order, while it returns `true`. Returns the sequence number of the last record applied and
 /// where the record after it goes.
 fn follow(
-    path: &Path,
-    file: &File,
+    place: &Place,
+    file: &dyn LogFile,
     applied: Applied,
     limit: u64,
     mut apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
 ) -> Result<(u64, u64), StoreError> {
-    let damaged = |what| StoreError::Damaged {
-        backend: NAME,
-        operation: "replay the commit log",
-        key: path.display().to_string(),
-        what,
-    };
-    let mut records = Records::new(file).map_err(|e| read_error(path, e))?;
+    let damaged =
+        |what| StoreError::Damaged { backend: NAME, operation: "replay the commit log", key: place.describe(), what };
+    let mut records = Records::new(file).map_err(|e| read_error(place, e))?;
     let mut expected: Option<u64> = None;
     let (mut last, mut end) = (applied.seq, 0);
-    while let Some((id, seq, payload)) = records.next().map_err(|e| read_error(path, e))? {
+    while let Some((id, seq, payload)) = records.next().map_err(|e| read_error(place, e))? {
         if id != applied.id || expected.is_some_and(|e| e != seq) || seq > limit {
             break;
         }
@@ -433,25 +400,25 @@ fn follow(
     Ok((last, end))
 }
 
-fn read_error(path: &Path, source: io::Error) -> StoreError {
+fn read_error(place: &Place, source: io::Error) -> StoreError {
     StoreError::Engine {
         backend: NAME,
         operation: "read the commit log",
-        key: path.display().to_string(),
+        key: place.describe(),
         source: Box::new(source),
     }
 }
 
 /// The records of a log file, read one at a time; the first that is not whole ends them.
 struct Records<'a> {
-    file: &'a File,
+    file: &'a dyn LogFile,
     len: u64,
     at: u64,
 }
 
 impl<'a> Records<'a> {
-    fn new(file: &'a File) -> io::Result<Records<'a>> {
-        let len = file.metadata()?.len();
+    fn new(file: &'a dyn LogFile) -> io::Result<Records<'a>> {
+        let len = file.len()?;
         Ok(Records { file, len, at: 0 })
     }
 
@@ -461,7 +428,7 @@ impl<'a> Records<'a> {
         if self.len.saturating_sub(self.at) < HEADER as u64 {
             return Ok(None);
         }
-        self.file.read_exact_at(&mut header, self.at)?;
+        self.file.read_at(&mut header, self.at)?;
         let (magic, size) = (le_u32(&header, 0), le_u32(&header, 4));
         let (id, seq, crc) = (le_u64(&header, 8), le_u64(&header, 16), le_u32(&header, 24));
         let (Some(MAGIC), Some(size), Some(id), Some(seq), Some(crc)) = (magic, size, id, seq, crc) else {
@@ -473,7 +440,7 @@ impl<'a> Records<'a> {
             return Ok(None);
         }
         let mut payload = vec![0u8; size];
-        self.file.read_exact_at(&mut payload, self.at + HEADER as u64)?;
+        self.file.read_at(&mut payload, self.at + HEADER as u64)?;
         if crc32c::crc32c_append(crc32c::crc32c(&header[..24]), &payload) != crc {
             return Ok(None);
         }

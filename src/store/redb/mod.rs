@@ -11,7 +11,11 @@ mod compact;
 mod handle;
 mod layout;
 mod log;
+mod log_file;
 mod overlay;
+
+#[cfg(test)]
+pub(crate) use log_file::LogFile;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,21 +101,21 @@ impl RedbEngine {
         })?;
         // Commits the last process made durable only in its log are applied before anything reads.
         let durable = options.multi_writer && !options.read_only;
-        let replayed =
-            unpanicked("open", "", || log::replay(&db, &log::log_path(path), durable, u64::MAX)).map_err(|e| {
-                let path = path.display().to_string();
-                match e {
-                    StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
-                    e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
-                }
-            })?;
+        let place = log_file::Place::Path(log::log_path(path));
+        let replayed = unpanicked("open", "", || log::replay(&db, &place, durable, u64::MAX)).map_err(|e| {
+            let path = path.display().to_string();
+            match e {
+                StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
+                e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
+            }
+        })?;
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
         let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
         if !options.read_only && !options.multi_writer {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
             if options.commit_log {
-                engine.commits.get_mut().log = Some(log::CommitLog::new(log::log_path(path), replayed));
+                engine.commits.get_mut().log = Some(log::CommitLog::new(place, replayed));
                 engine.db.limit_replay(replayed.last);
             } else if replayed.stored.is_some_and(|s| s.seq < replayed.last) {
                 // Replayed without a sync: the next durable commit, or the close, syncs them.
@@ -121,14 +125,27 @@ impl RedbEngine {
         Ok(engine)
     }
 
-    /// Open over any storage backend: the simulated disk of the fault-injection tests.
+    /// Open over any storage backend: the simulated disk of the fault-injection tests, with its
+    /// commit log on `log` when given (replayed first, as a file's).
     #[cfg(test)]
     pub(crate) fn with_backend(
         backend: impl redb::StorageBackend,
         options: RedbOptions,
+        log: Option<Arc<dyn log_file::LogFile>>,
     ) -> Result<RedbEngine, OpenError> {
-        let db = open_database(Path::new("(simulated disk)"), options, |builder| builder.create_with_backend(backend))?;
-        Ok(RedbEngine::with_handle(handle::Handle::new(db, None), options))
+        let shown = Path::new("(simulated disk)");
+        let db = open_database(shown, options, |builder| builder.create_with_backend(backend))?;
+        let mut engine_log = None;
+        if let Some(file) = log {
+            let place = log_file::Place::Given(file);
+            let replayed = unpanicked("open", "", || log::replay(&db, &place, false, u64::MAX)).map_err(|e| {
+                OpenError::Engine { path: shown.display().to_string(), backend: NAME, source: Box::new(e) }
+            })?;
+            engine_log = Some(log::CommitLog::new(place, replayed));
+        }
+        let engine = RedbEngine::with_handle(handle::Handle::new(db, None), options);
+        engine.commits.lock().log = engine_log;
+        Ok(engine)
     }
 
     fn with_handle(db: handle::Handle, options: RedbOptions) -> RedbEngine {
