@@ -38,7 +38,7 @@ use std::sync::Arc;
 use redb::{ReadableDatabase, ReadableTable};
 
 use super::log_file::{LogFile, Place};
-use super::{write_batch, NAME, TABLE};
+use super::{durability, write_batch, NAME, TABLE};
 use crate::error::StoreError;
 use crate::store::kv::{engine_error, WriteBatch};
 
@@ -96,11 +96,25 @@ impl Applied {
         Applied { id: hasher.finish(), seq: 0 }
     }
 
-    pub(super) fn to_bytes(self) -> [u8; 16] {
+    fn to_bytes(self) -> [u8; 16] {
         let mut bytes = [0u8; 16];
         bytes[..8].copy_from_slice(&self.id.to_le_bytes());
         bytes[8..].copy_from_slice(&self.seq.to_le_bytes());
         bytes
+    }
+
+    /// Store this position under [`APPLIED_KEY`] in `table` (`operation` names it in errors).
+    pub(super) fn store(
+        self,
+        table: &mut redb::Table<&[u8], &[u8]>,
+        operation: &'static str,
+    ) -> Result<(), StoreError> {
+        table.insert(APPLIED_KEY.as_bytes(), self.to_bytes().as_slice()).map_err(engine_error(
+            NAME,
+            operation,
+            APPLIED_KEY,
+        ))?;
+        Ok(())
     }
 }
 
@@ -354,13 +368,10 @@ pub(super) fn replay(db: &redb::Database, place: &Place, durable: bool, limit: u
             write_batch(&mut table, &batch)?;
             Ok(true)
         })?;
-        table
-            .insert(APPLIED_KEY.as_bytes(), Applied { seq: last, ..applied }.to_bytes().as_slice())
-            .map_err(engine_error(NAME, "replay the commit log", APPLIED_KEY))?;
+        Applied { seq: last, ..applied }.store(&mut table, "replay the commit log")?;
         Replayed { stored: Some(if durable { Applied { seq: last, ..applied } } else { applied }), last, end }
     };
-    let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
-    txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
+    txn.set_durability(durability(durable)).map_err(engine_error(NAME, "set_durability", ""))?;
     txn.commit().map_err(engine_error(NAME, "replay the commit log", ""))?;
     Ok(replayed)
 }

@@ -235,20 +235,8 @@ impl RedbEngine {
         // The batch goes into redb's transaction while the record travels to the disk; the
         // transaction commits (and readers see it) only once the record is there.
         let position = log.next();
-        let staged = self.db.note(unpanicked("commit", "", || {
-            let mut txn = txn;
-            txn.set_durability(redb::Durability::None).map_err(engine_error(NAME, "set_durability", ""))?;
-            {
-                let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-                write_batch(&mut table, batch)?;
-                table.insert(log::APPLIED_KEY.as_bytes(), position.to_bytes().as_slice()).map_err(engine_error(
-                    NAME,
-                    "commit",
-                    log::APPLIED_KEY,
-                ))?;
-            }
-            Ok(txn)
-        }));
+        let staged =
+            self.db.note(unpanicked("commit", "", || stage(txn, batch, redb::Durability::None, Some(position))));
         let txn = match staged {
             Ok(txn) => txn,
             Err(e) => {
@@ -293,27 +281,41 @@ fn open_database(
     opened.map_err(|e| open_error(path, e))
 }
 
+/// redb's durability for a commit that is `durable` or not.
+fn durability(durable: bool) -> redb::Durability {
+    if durable {
+        redb::Durability::Immediate
+    } else {
+        redb::Durability::None
+    }
+}
+
 /// Apply `batch` in `txn`, store `position` under `log::APPLIED_KEY`, and commit.
 fn apply_in(
-    mut txn: redb::WriteTransaction,
+    txn: redb::WriteTransaction,
     batch: &WriteBatch,
     durable: bool,
     position: Option<log::Applied>,
 ) -> Result<(), StoreError> {
-    let durability = if durable { redb::Durability::Immediate } else { redb::Durability::None };
+    stage(txn, batch, durability(durable), position)?.commit().map_err(engine_error(NAME, "commit", ""))
+}
+
+/// [`apply_in`] but the commit: `batch` and `position` in `txn`, committed with `durability`.
+fn stage(
+    mut txn: redb::WriteTransaction,
+    batch: &WriteBatch,
+    durability: redb::Durability,
+    position: Option<log::Applied>,
+) -> Result<redb::WriteTransaction, StoreError> {
     txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
     {
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
         write_batch(&mut table, batch)?;
         if let Some(position) = position {
-            table.insert(log::APPLIED_KEY.as_bytes(), position.to_bytes().as_slice()).map_err(engine_error(
-                NAME,
-                "commit",
-                log::APPLIED_KEY,
-            ))?;
+            position.store(&mut table, "commit")?;
         }
     }
-    txn.commit().map_err(engine_error(NAME, "commit", ""))
+    Ok(txn)
 }
 
 /// Apply `batch` to `table`: its erased prefixes, then its puts.
