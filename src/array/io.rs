@@ -322,12 +322,20 @@ impl Array {
     /// writers that all queue their chunks on the one pool. Measured with `zarrdb bench
     /// --workload concurrent_unaligned` (one writer, 256x256 float32 chunks in memory): 12,100
     /// writes/s through the pool, 19,300-22,300 on the calling thread.
+    ///
+    /// Compressed chunks up to 1 MiB in all stay too: decoding and encoding them takes a few
+    /// hundred microseconds, and the pool's idle workers spin (yielding the CPU) after each
+    /// such job, taking the cores other writers need. Measured with the same workload on redb
+    /// (zstd, durable; docs/benchmarks.md, "Group commit wake-ups"): one writer 3,000-3,640
+    /// writes/s through the pool, 3,560-3,810 on the calling thread; two writers 4,070-4,700
+    /// and 4,530-5,240.
     fn parts_are_cheap(&self, parts: usize) -> bool {
         const MAX_PARTS: usize = 4;
         const MAX_BYTES: u64 = 4 << 20;
-        parts <= MAX_PARTS
-            && self.chain.fixed_encoded_size().is_some()
-            && self.chunk_spec().num_bytes().saturating_mul(parts as u64) <= MAX_BYTES
+        const MAX_CODED_BYTES: u64 = 1 << 20;
+        let bytes = self.chunk_spec().num_bytes().saturating_mul(parts as u64);
+        let limit = if self.chain.fixed_encoded_size().is_some() { MAX_BYTES } else { MAX_CODED_BYTES };
+        parts <= MAX_PARTS && bytes <= limit
     }
 
     fn write_part(&self, part: &Part, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {

@@ -30,8 +30,6 @@ use crate::store::kv::WriteBatch;
 #[derive(Default)]
 pub(super) struct GroupCommit {
     queue: Mutex<Vec<Arc<Queued>>>,
-    /// Signalled when a group's outcomes are known.
-    done: Condvar,
     /// Data scopes begun and not yet queued (or dropped): writers a leader may wait for.
     open: AtomicUsize,
     /// Signalled when a batch is queued or a scope closes without one.
@@ -53,6 +51,10 @@ struct Queued {
     /// `Some(Ok(true))` committed, `Some(Ok(false))` left out on a failed check, `Some(Err)` the
     /// shared commit failed (its error, shared by every writer of the group).
     outcome: Mutex<Option<Result<bool, Arc<Error>>>>,
+    /// The writer's thread, woken on its own once the outcome is known or the writer lock is
+    /// free: a condition variable shared by all would wake them one after another, each taking
+    /// its mutex in turn.
+    thread: std::thread::Thread,
 }
 
 impl GroupCommit {
@@ -71,7 +73,12 @@ impl GroupCommit {
     /// Commit `batch` with whatever else is queued; `false` when a check failed and nothing of it
     /// was written.
     pub(super) fn commit(db: &Arc<DbShared>, batch: WriteBatch, checks: Vec<Check>) -> Result<bool, Error> {
-        let me = Arc::new(Queued { batch: Mutex::new(Some(batch)), checks, outcome: Mutex::new(None) });
+        let me = Arc::new(Queued {
+            batch: Mutex::new(Some(batch)),
+            checks,
+            outcome: Mutex::new(None),
+            thread: std::thread::current(),
+        });
         db.group.queue.lock().push(me.clone());
         db.group.closed();
         loop {
@@ -81,6 +88,10 @@ impl GroupCommit {
             if let Some(writer) = WriterGuard::try_acquire(db, Duration::ZERO) {
                 // The leader's own batch is in the group: its outcome is read above.
                 lead(db, writer);
+                // The writer lock is free again: the oldest writer still queued leads next.
+                if let Some(next) = db.group.queue.lock().first() {
+                    next.thread.unpark();
+                }
                 continue;
             }
             if let Err(e) = db.would_deadlock() {
@@ -89,11 +100,10 @@ impl GroupCommit {
                 db.group.queue.lock().retain(|q| !Arc::ptr_eq(q, &me));
                 return Err(e);
             }
-            {
-                let mut queue = db.group.queue.lock();
-                if me.outcome.lock().is_none() {
-                    db.group.done.wait_for(&mut queue, Duration::from_millis(1));
-                }
+            if me.outcome.lock().is_none() {
+                // Woken by the leader that commits this batch, or by one that frees the writer
+                // lock; the timeout covers a leader that stopped on a deadlock check.
+                std::thread::park_timeout(Duration::from_millis(1));
             }
             // A thread of rayon's pool keeps the pool going while it waits (see `WriterGuard`).
             rayon::yield_now();
@@ -146,12 +156,13 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
         // so they share this commit instead of each waiting for the next.
         let deadline = Instant::now() + GATHER;
         let mut queue = db.group.queue.lock();
-        // When commits do not wait for the disk (redb's fast mode) there is no fsync to share:
-        // waiting would only delay this writer (measured in docs/benchmarks.md, "Group commit
-        // without an fsync").
-        let syncs = db.engine.commit_syncs(db.durable);
+        // When commits do not wait for the disk (redb's fast mode) there is no fsync to share,
+        // and when they wait briefly (redb's commit log) little: waiting would only delay this
+        // writer (measured in docs/benchmarks.md, "Group commit without an fsync" and "Group
+        // commit wake-ups"). Writers that queue meanwhile still share the commit.
+        let gathers = db.engine.commit_gathers(db.durable);
         let expected = db.group.last_size.load(Ordering::Acquire);
-        while syncs
+        while gathers
             && (db.group.open.load(Ordering::Acquire) > 0 || queue.len() < expected)
             && Instant::now() < deadline
         {
@@ -169,9 +180,9 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
         if outcome.is_none() {
             *outcome = Some(failed.clone().map_or(Ok(true), Err));
         }
+        drop(outcome);
+        queued.thread.unpark();
     }
-    let _queue = db.group.queue.lock();
-    db.group.done.notify_all();
 }
 
 /// Check every batch of `group`, give the ones that fail their outcome, and commit the others as

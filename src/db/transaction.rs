@@ -168,7 +168,10 @@ impl WriterGuard {
 
     /// The writer lock if it comes free within `wait`.
     pub(super) fn try_acquire(db: &Arc<DbShared>, wait: std::time::Duration) -> Option<WriterGuard> {
-        let guard = db.writer.try_lock_arc_for(wait)?;
+        // A zero wait must not spin: parking_lot's timed lock spins (yielding the CPU) before it
+        // looks at the deadline, and a queued group-commit writer polling here took the CPU the
+        // leader needed (docs/benchmarks.md, "Group commit wake-ups").
+        let guard = if wait.is_zero() { db.writer.try_lock_arc() } else { db.writer.try_lock_arc_for(wait) }?;
         *db.writer_thread.lock() = Some(std::thread::current().id());
         Some(WriterGuard { db: db.clone(), _guard: guard })
     }

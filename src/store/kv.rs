@@ -66,6 +66,13 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
         durable
     }
 
+    /// Whether a group commit's leader should wait for writers still preparing their batch: worth
+    /// it when a commit made with `durable` costs more than their wait (LMDB's two syncs), not
+    /// when it takes one short sync (redb's commit log).
+    fn commit_gathers(&self, durable: bool) -> bool {
+        self.commit_syncs(durable)
+    }
+
     /// Whether a snapshot stays fixed while later commits land (false for sled, whose reads see
     /// the live tree).
     fn stable_snapshots(&self) -> bool;

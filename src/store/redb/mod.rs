@@ -423,6 +423,14 @@ impl KvEngine for RedbEngine {
         durable || self.multi_writer
     }
 
+    fn commit_gathers(&self, durable: bool) -> bool {
+        // A logged commit is one record and one sync (about 0.1 ms): waiting up to
+        // `group_commit::GATHER` for more writers delayed more than it shared (docs/benchmarks.md,
+        // "Group commit wake-ups"). Batches over the log's limit commit to the file, but rarely
+        // in groups.
+        self.multi_writer || (durable && self.commits.lock().log.is_none())
+    }
+
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
