@@ -21,13 +21,14 @@ import gc
 import os
 import random
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from crash_child import check_state, fork_server, initialise, write_transactions
-from zarrdb_cli import run_cli
+from zarrdb_cli import cli
 
 from zarrdb import ZarrdbStore
 
@@ -110,6 +111,39 @@ def _kill_once(path: Path, backend: str, rng: random.Random, txn_seconds: list[f
     return Kill(start, acknowledged, messages[-1], found)
 
 
+def _check(path: Path) -> None:
+    """`zarrdb check PATH`; on failure, say which processes hold the database's files and which
+    locks are set on them, so that a failure seen once in CI ("locked" after a kill) tells who
+    held the lock."""
+    result = subprocess.run([cli(), "check", str(path)], capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        raise AssertionError(f"{result.stderr}\n{_holders(path)}")
+
+
+def _holders(path: Path) -> str:
+    """The processes with a descriptor open on `path` or on a file beside it named after it, and
+    the lines of /proc/locks for those files."""
+    watched = {p.resolve() for p in path.parent.glob(path.name + "*")}
+    inodes = {os.stat(p).st_ino for p in watched if p.exists()}
+    lines = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if Path(os.readlink(fd)) in watched:
+                        cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                        lines.append(f"pid {proc.name} fd {fd.name} -> {os.readlink(fd)}: {cmdline.strip()}")
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            inode = next((f for f in fields if f.count(":") == 2), None)
+            if inode is not None and int(inode.rsplit(":", 1)[1]) in inodes:
+                lines.append(f"lock: {line}")
+    return "holders of the database's files:\n" + ("\n".join(lines) or "none")
+
+
 @pytest.mark.parametrize("backend, kills", [("redb", KILLS), ("lmdb", max(1, KILLS // 2))])
 def test_sigkill_inside_transactions(tmp_path: Path, backend: str, kills: int) -> None:
     path = tmp_path / f"crash.{backend}"
@@ -131,7 +165,7 @@ def test_sigkill_inside_transactions(tmp_path: Path, backend: str, kills: int) -
         if kill.last_message == ("W", kill.acknowledged + 1):
             allowed.add(kill.acknowledged + 1)
         assert kill.found in allowed, f"{kill}: the database holds transaction {kill.found}"
-        run_cli("check", str(path))
+        _check(path)
 
     inside = sum(k.inside for k in results)
     in_commit = sum(k.last_message[0] == "W" for k in results)
