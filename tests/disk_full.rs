@@ -308,3 +308,41 @@ fn redb_commit_log_that_cannot_grow_reports_a_full_disk() {
     assert_eq!(db.store().get(&format!("logged/{acknowledged}")).unwrap(), None, "the failed commit is there");
     assert_eq!(db.store().get("after").unwrap().as_deref(), Some(&b"space again"[..]));
 }
+
+/// A commit to redb's file that fails on a full disk spends the handle, which opens the file
+/// again at its next use. Commits made durable only in the commit log since the last checkpoint
+/// are not in the file yet: the reopen must replay them from the log (`Handle::reopen`, up to
+/// the last one applied), or a process that keeps its handle would lose acknowledged commits.
+#[test]
+fn redb_reopen_after_a_full_disk_replays_the_commit_log() {
+    let Some(disk) = SmallDisk::mount() else { return };
+    let path = disk.mount.join("replay.redb");
+    let db = Database::builder().create(&path).unwrap();
+    let store = db.store();
+    // The database's first commit goes to the file (it anchors the log); the next ones are logged.
+    store.set("first", b"in the file").unwrap();
+    for i in 0..5 {
+        store.set(&format!("logged/{i}"), &value(i)).unwrap();
+    }
+    assert!(disk.mount.join("replay.redb-log").exists(), "the commits went through the log");
+    // What is left of the disk taken by ballast: a batch over the log's 1 MiB limit commits to
+    // the file, durably, and fails there.
+    let ballast = disk.mount.join("ballast");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&ballast).unwrap();
+        while file.write_all(&[1u8; 4096]).is_ok() {}
+    }
+    let large: Vec<u8> = (0..32).flat_map(|i| value(100 + i)).collect();
+    expect_disk_full(store.set("large", &large).expect_err("a 2 MiB commit fitted on a full disk"));
+    // The next read opens the file again and replays the log.
+    check(&db, "logged", 5);
+    assert_eq!(store.get("large").unwrap(), None, "the failed commit is there");
+    std::fs::remove_file(&ballast).unwrap();
+    store.set("after", b"space again").unwrap();
+    drop((store, db));
+    let db = open(&path, Backend::Redb, Durability::Durable);
+    check(&db, "logged", 5);
+    assert_eq!(db.store().get("first").unwrap().as_deref(), Some(&b"in the file"[..]));
+    assert_eq!(db.store().get("after").unwrap().as_deref(), Some(&b"space again"[..]));
+}
