@@ -45,6 +45,15 @@ impl SmallDisk {
         }
         Some(SmallDisk { dir, mount })
     }
+
+    /// Take every byte left with a ballast file, written until the disk refuses more; its path.
+    fn fill_up(&self) -> PathBuf {
+        use std::io::Write;
+        let ballast = self.mount.join("ballast");
+        let mut file = std::fs::File::create(&ballast).unwrap();
+        while file.write_all(&[1u8; 4096]).is_ok() {}
+        ballast
+    }
 }
 
 impl Drop for SmallDisk {
@@ -282,14 +291,8 @@ fn redb_commit_log_that_cannot_grow_reports_a_full_disk() {
     let path = disk.mount.join("log.redb");
     let db = Database::builder().create(&path).unwrap();
     let store = db.store();
-    // Every byte left taken by ballast, written until the disk refuses more, before the first
-    // record: the log cannot even begin.
-    let ballast = disk.mount.join("ballast");
-    {
-        use std::io::Write;
-        let mut file = std::fs::File::create(&ballast).unwrap();
-        while file.write_all(&[1u8; 4096]).is_ok() {}
-    }
+    // Every byte left taken by ballast before the first record: the log cannot even begin.
+    let ballast = disk.fill_up();
     let mut acknowledged = 0;
     let failed = loop {
         match store.set(&format!("logged/{acknowledged}"), &value(acknowledged)) {
@@ -327,12 +330,7 @@ fn redb_reopen_after_a_full_disk_replays_the_commit_log() {
     assert!(disk.mount.join("replay.redb-log").exists(), "the commits went through the log");
     // What is left of the disk taken by ballast: a batch over the log's 1 MiB limit commits to
     // the file, durably, and fails there.
-    let ballast = disk.mount.join("ballast");
-    {
-        use std::io::Write;
-        let mut file = std::fs::File::create(&ballast).unwrap();
-        while file.write_all(&[1u8; 4096]).is_ok() {}
-    }
+    let ballast = disk.fill_up();
     let large: Vec<u8> = (0..32).flat_map(|i| value(100 + i)).collect();
     expect_disk_full(store.set("large", &large).expect_err("a 2 MiB commit fitted on a full disk"));
     // The next read opens the file again and replays the log.
