@@ -63,6 +63,13 @@ impl GroupCommit {
         self.open.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// The writer lock came free: wake the oldest queued writer, which will lead next.
+    pub(super) fn wake_next(&self) {
+        if let Some(next) = self.queue.lock().first() {
+            next.thread.unpark();
+        }
+    }
+
     /// A data scope queued its batch or ended without one.
     pub(super) fn closed(&self) {
         self.open.fetch_sub(1, Ordering::AcqRel);
@@ -87,11 +94,8 @@ impl GroupCommit {
             }
             if let Some(writer) = WriterGuard::try_acquire(db, Duration::ZERO) {
                 // The leader's own batch is in the group: its outcome is read above.
+                // Releasing the writer lock at its end wakes the oldest writer still queued.
                 lead(db, writer);
-                // The writer lock is free again: the oldest writer still queued leads next.
-                if let Some(next) = db.group.queue.lock().first() {
-                    next.thread.unpark();
-                }
                 continue;
             }
             if let Err(e) = db.would_deadlock() {
@@ -101,8 +105,9 @@ impl GroupCommit {
                 return Err(e);
             }
             if me.outcome.lock().is_none() {
-                // Woken by the leader that commits this batch, or by one that frees the writer
-                // lock; the timeout covers a leader that stopped on a deadlock check.
+                // Woken by the leader that commits this batch, or when the writer lock comes free
+                // (`WriterGuard`'s drop); the timeout covers a wake-up another thread's park took
+                // (a pool job this thread ran in `rayon::yield_now`).
                 std::thread::park_timeout(Duration::from_millis(1));
             }
             // A thread of rayon's pool keeps the pool going while it waits (see `WriterGuard`).

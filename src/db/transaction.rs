@@ -147,7 +147,8 @@ pub(super) fn commit_batch(
 /// The writer lock, with the owning thread recorded for the deadlock check.
 pub(crate) struct WriterGuard {
     db: Arc<DbShared>,
-    _guard: parking_lot::ArcMutexGuard<RawMutex, ()>,
+    /// `None` only inside `drop`, which releases the lock before waking the next writer.
+    guard: Option<parking_lot::ArcMutexGuard<RawMutex, ()>>,
 }
 
 impl WriterGuard {
@@ -173,13 +174,17 @@ impl WriterGuard {
         // leader needed (docs/benchmarks.md, "Group commit wake-ups").
         let guard = if wait.is_zero() { db.writer.try_lock_arc() } else { db.writer.try_lock_arc_for(wait) }?;
         *db.writer_thread.lock() = Some(std::thread::current().id());
-        Some(WriterGuard { db: db.clone(), _guard: guard })
+        Some(WriterGuard { db: db.clone(), guard: Some(guard) })
     }
 }
 
 impl Drop for WriterGuard {
     fn drop(&mut self) {
         *self.db.writer_thread.lock() = None;
+        drop(self.guard.take());
+        // Whoever held the lock (a group's leader, a transaction, a streamed write, an import),
+        // the oldest writer queued for a group commit leads next, without waiting out its poll.
+        self.db.group.wake_next();
     }
 }
 
