@@ -11,7 +11,7 @@ mod unaligned_workload;
 
 use std::sync::Arc;
 
-use unaligned_workload::{lost_updates, metadata, write};
+use unaligned_workload::{lost_updates, metadata, write_concurrently};
 use zarrdb::{Array, Backend, Database, DirectoryStore, Durability, MemoryStore, Store};
 
 const WRITERS: u64 = 8;
@@ -21,19 +21,7 @@ const STEPS: u64 = 150;
 fn check(store: Arc<dyn Store>, label: &str) {
     for sharded in [false, true] {
         let array = Array::create(store.clone(), "/a", metadata(sharded)).unwrap();
-        let start = std::sync::Barrier::new(WRITERS as usize);
-        let records: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..WRITERS)
-                .map(|w| {
-                    let (array, start) = (&array, &start);
-                    s.spawn(move || {
-                        start.wait();
-                        write(array, w, WRITERS, STEPS, 0x5eed)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).collect()
-        });
+        let records = write_concurrently(&array, WRITERS, STEPS, 0x5eed);
         let lost = lost_updates(&array, &records);
         assert!(
             lost.is_empty(),

@@ -106,8 +106,9 @@ pub enum Durability {
     ///
     /// What "fast" saves depends on the engine: on redb a fast commit writes nothing to the file
     /// (the next durable commit, at most about a second later, or closing the database does); on
-    /// LMDB it still syncs the data and skips only the meta page's sync; sled flushes its log at
-    /// most every 500 ms.
+    /// LMDB it still syncs the data and skips only the meta page's sync; on sled it is the same
+    /// as durable, since sled 0.34.7 deadlocks when commits run ahead of its log writes
+    /// (docs/format.md, "Why sled flushes in fast mode too").
     Fast,
 }
 

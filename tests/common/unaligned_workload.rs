@@ -50,6 +50,24 @@ pub fn write(array: &Array, writer: u64, writers: u64, steps: u64, seed: u64) ->
     last
 }
 
+/// `writers` threads, started together, each run [`write`] on the shared `array`; their records,
+/// in writer order.
+pub fn write_concurrently(array: &Array, writers: u64, steps: u64, seed: u64) -> Vec<Vec<Option<u32>>> {
+    let start = std::sync::Barrier::new(writers as usize);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let start = &start;
+                s.spawn(move || {
+                    start.wait();
+                    write(array, w, writers, steps, seed)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
 /// Compare the array with the writers' records: the elements that differ, as
 /// `(row, col, expected, found)`; empty when no update was lost.
 pub fn lost_updates(array: &Array, records: &[Vec<Option<u32>>]) -> Vec<(u64, u64, u32, u32)> {

@@ -1,9 +1,9 @@
 //! The sled engine: a folder holding a log-structured tree.
 //!
 //! Zarr keys are the keys of sled's default tree. A commit is one atomic `apply_batch`, followed
-//! by `flush` (fsync) in durable mode; in fast mode by a flush at most every 500 ms. sled has no
-//! long-lived snapshots: reads see the live tree, so a long read can see later commits (each
-//! commit still appears whole to every single read).
+//! by `flush` (fsync), in fast mode too: see [`SledEngine::commit`]. sled has no long-lived
+//! snapshots: reads see the live tree, so a long read can see later commits (each commit still
+//! appears whole to every single read).
 
 mod anchor;
 mod copy;
@@ -22,11 +22,6 @@ use crate::error::{OpenError, StoreError};
 
 const NAME: &str = "sled";
 
-/// In fast mode the log is flushed when the last flush is older than this. sled's own flusher
-/// thread is off: it holds the database open for a while after the last handle is dropped, so
-/// reopening at once would find it locked.
-const FAST_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
-
 /// How long opening waits for a lock that a just-closed handle of this process may still hold.
 const RELOCK_WAIT: Duration = Duration::from_secs(2);
 
@@ -41,7 +36,6 @@ const FULL_BYTES: u64 = 1 << 20;
 pub(crate) struct SledEngine {
     /// `None` once closed (`Drop`).
     db: Option<sled::Db>,
-    last_flush: Mutex<Instant>,
     /// Commits are refused (sled itself has no read-only mode, so its files may still change).
     read_only: bool,
     /// A write of sled's log failed (a full disk). sled then waits for ever in its next flush,
@@ -95,7 +89,6 @@ impl SledEngine {
                     return Ok(SledEngine {
                         commits: Mutex::new(commits),
                         db: Some(db),
-                        last_flush: Mutex::new(Instant::now()),
                         read_only,
                         failed: AtomicBool::new(false),
                         copy,
@@ -208,15 +201,6 @@ impl SledEngine {
 
 impl Drop for SledEngine {
     fn drop(&mut self) {
-        // Fast-mode commits since the last flush; an error here has no caller to go to. A
-        // read-only handle committed nothing.
-        if self.db.is_some() && !self.read_only && !self.failed.load(Ordering::Acquire) {
-            let commits = *self.commits.lock();
-            let flushed = self.flush();
-            if self.noting(flushed).is_ok() {
-                self.record(commits);
-            }
-        }
         let Some(db) = self.db.take() else { return };
         if !self.failed.load(Ordering::Acquire) {
             // Closed before its copy goes (read-only handles).
@@ -245,7 +229,16 @@ impl KvEngine for SledEngine {
         Ok(Arc::new(SledView { tree: (**self.db()).clone() }))
     }
 
-    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+    /// Every commit is flushed, whatever `durable` asks. sled 0.34.7 deadlocks when commits
+    /// outrun its log writes: each `apply_batch` seals sled's I/O buffer twice, and each sealed
+    /// buffer becomes a write on sled's pool of seven I/O threads, which never grows while they
+    /// are all busy (its count of waiting threads wraps below zero). Once seven writes wait for
+    /// the segment accountant's lock while its holder waits for a file truncation queued behind
+    /// them, every thread of the database waits for ever. Fast mode once flushed at most every
+    /// 500 ms: two runs in three of eight writers hung (`tests/sled_many_writers.rs`), and a
+    /// flush every MiB still hung. A flush per commit keeps the writes in flight to those of one
+    /// commit (docs/format.md, "Why sled flushes in fast mode too").
+    fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
         refuse_if_read_only(self.read_only, "commit")?;
         if self.failed.load(Ordering::Acquire) {
             let source = "an earlier write of sled's log failed (a full disk?); sled cannot write again until the \
@@ -276,14 +269,15 @@ impl KvEngine for SledEngine {
         ops.insert(anchor::COUNT_KEY, &(*commits + 1).to_le_bytes()[..]);
         self.noting(db.apply_batch(ops).map_err(engine_error(NAME, "commit", "")))?;
         *commits += 1;
-        let mut last_flush = self.last_flush.lock();
-        if durable || last_flush.elapsed() >= FAST_FLUSH_INTERVAL {
-            let flushed = self.flush();
-            self.noting(flushed)?;
-            *last_flush = Instant::now();
-            self.record(*commits);
-        }
+        let flushed = self.flush();
+        self.noting(flushed)?;
+        self.record(*commits);
         Ok(())
+    }
+
+    /// Every commit flushes (see `commit`), so writers share the flush in fast mode too.
+    fn commit_syncs(&self, _durable: bool) -> bool {
+        true
     }
 
     fn stable_snapshots(&self) -> bool {
