@@ -606,21 +606,28 @@ impl RedbSnapshot {
         let err = engine_error(NAME, "size", key);
         let Some(first) = table.get(key.as_bytes()).map_err(err)? else { return Ok(None) };
         let first_len = first.value().len();
+        let total = self.segmented_len(table, key, first_len)?.unwrap_or(first_len as u64);
+        Ok(Some((total, first_len)))
+    }
+
+    /// The whole length of the value under `key`, whose first segment is `first_len` bytes long;
+    /// `None` when it has no other segment.
+    fn segmented_len(
+        &self,
+        table: &ReadOnlyTable<&[u8], &[u8]>,
+        key: &str,
+        first_len: usize,
+    ) -> Result<Option<u64>, StoreError> {
         let (lo, hi) = continuation_bounds(key);
         let last = table.range(lo.as_slice()..=hi.as_slice()).map_err(engine_error(NAME, "size", key))?.next_back();
-        let total = match last {
-            None => first_len as u64,
-            Some(entry) => {
-                let (k, v) = entry.map_err(engine_error(NAME, "size", key))?;
-                // Every segment but the last is as long as the first (`layout.rs`).
-                let index = continuation_index(k.value()).unwrap_or(0) as u64;
-                if first_len == 0 {
-                    return Err(missing_segment(key, 0));
-                }
-                index.saturating_mul(first_len as u64).saturating_add(v.value().len() as u64)
-            }
-        };
-        Ok(Some((total, first_len)))
+        let Some(entry) = last else { return Ok(None) };
+        let (k, v) = entry.map_err(engine_error(NAME, "size", key))?;
+        // Every segment but the last is as long as the first (`layout.rs`).
+        let index = continuation_index(k.value()).unwrap_or(0) as u64;
+        if first_len == 0 {
+            return Err(missing_segment(key, 0));
+        }
+        Ok(Some(index.saturating_mul(first_len as u64).saturating_add(v.value().len() as u64)))
     }
 
     /// Bytes `start..end` of the value under `key`, whose length is known.
@@ -686,14 +693,18 @@ impl KvSnapshot for RedbSnapshot {
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
         let Some(table) = &self.table else { return Ok(false) };
         unpanicked("get", key, || {
-            let Some((len, segment)) = self.lengths(table, key)? else { return Ok(false) };
-            if len == segment as u64 {
-                let guard = table.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))?;
-                let guard = guard.ok_or_else(|| missing_segment(key, 0))?;
-                read(guard.value());
-            } else {
-                let end = usize::try_from(len).unwrap_or(usize::MAX);
-                read(&self.read(table, key, (0, end), segment)?);
+            // One lookup of the first segment, lent to `read` when it is the whole value.
+            let Some(first) = table.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? else {
+                return Ok(false);
+            };
+            let segment = first.value().len();
+            match self.segmented_len(table, key, segment)? {
+                None => read(first.value()),
+                Some(len) => {
+                    drop(first);
+                    let end = usize::try_from(len).unwrap_or(usize::MAX);
+                    read(&self.read(table, key, (0, end), segment)?);
+                }
             }
             Ok(true)
         })
