@@ -281,7 +281,7 @@ fn sled_reports_a_full_disk_then_refuses_commits_and_closes() {
     assert!(err.to_string().contains("earlier write"), "{err}");
 }
 
-/// redb's commit log (`src/store/redb/log.rs`) grows by 256 KiB of zeros at a time: on a full
+/// redb's commit log (`src/store/log/`) grows by 256 KiB of zeros at a time: on a full
 /// disk the growth fails, the commit reports the full disk and nothing of it is applied, and
 /// once space is freed the next commit goes through (a log that only failed to grow holds no
 /// record to take back, so it stays usable).

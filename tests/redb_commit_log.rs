@@ -1,4 +1,4 @@
-//! redb's commit log (`src/store/redb/log.rs`): a child process makes small durable commits,
+//! redb's commit log (`src/store/log/`, `src/store/redb/log.rs`): a child process makes small durable commits,
 //! which only the log beside the file holds, and is killed with SIGKILL. The next open applies
 //! them: every acknowledged commit is there, though the file alone lacks them. A log cut in the
 //! middle of a record gives the commits before the cut; a log that does not continue the file

@@ -8,6 +8,7 @@ mod directory;
 pub(crate) mod folder;
 pub(crate) mod kv;
 mod lmdb;
+mod log;
 mod memory;
 mod panic;
 mod redb;
@@ -22,7 +23,7 @@ pub use zip::ZipStore;
 use crate::key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
 #[cfg(test)]
-pub(crate) use redb::LogFile;
+pub(crate) use log::LogFile;
 pub(crate) use redb::{RedbEngine, RedbOptions};
 pub(crate) use sled::SledEngine;
 

@@ -11,11 +11,7 @@ mod compact;
 mod handle;
 mod layout;
 mod log;
-mod log_file;
 mod overlay;
-
-#[cfg(test)]
-pub(crate) use log_file::LogFile;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +22,7 @@ use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
 
 use super::kv::{engine_error, out_of_order, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::log as commit_log;
 use super::{panic, ByteRange};
 use crate::error::{CompactError, OpenError, StoreError};
 use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
@@ -60,14 +57,14 @@ struct Commits {
     /// When the last durable commit happened.
     last_sync: Instant,
     /// The commit log, in the single-process mode on a file opened for writing.
-    log: Option<log::CommitLog>,
+    log: Option<commit_log::CommitLog>,
 }
 
 impl Commits {
     /// What a commit that does not go through the log stores under `log::APPLIED_KEY`: the
-    /// next number, as a record would (see [`log::CommitLog::advanced`]).
-    fn position(&self) -> Option<log::Applied> {
-        self.log.as_ref().map(log::CommitLog::next)
+    /// next number, as a record would (see [`commit_log::CommitLog::advanced`]).
+    fn position(&self) -> Option<commit_log::Applied> {
+        self.log.as_ref().map(commit_log::CommitLog::next)
     }
 }
 
@@ -101,7 +98,7 @@ impl RedbEngine {
         })?;
         // Commits the last process made durable only in its log are applied before anything reads.
         let durable = options.multi_writer && !options.read_only;
-        let place = log_file::Place::Path(log::log_path(path));
+        let place = commit_log::Place::Path(commit_log::log_path(path));
         let replayed = unpanicked("open", "", || log::replay(&db, &place, durable, u64::MAX)).map_err(|e| {
             let path = path.display().to_string();
             match e {
@@ -115,7 +112,7 @@ impl RedbEngine {
         if !options.read_only && !options.multi_writer {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
             if options.commit_log {
-                engine.commits.get_mut().log = Some(log::CommitLog::new(place, replayed));
+                engine.commits.get_mut().log = Some(commit_log::CommitLog::new(NAME, place, replayed));
                 engine.db.limit_replay(replayed.last);
             } else if replayed.stored.is_some_and(|s| s.seq < replayed.last) {
                 // Replayed without a sync: the next durable commit, or the close, syncs them.
@@ -131,17 +128,17 @@ impl RedbEngine {
     pub(crate) fn with_backend(
         backend: impl redb::StorageBackend,
         options: RedbOptions,
-        log: Option<Arc<dyn log_file::LogFile>>,
+        log: Option<Arc<dyn commit_log::LogFile>>,
     ) -> Result<RedbEngine, OpenError> {
         let shown = Path::new("(simulated disk)");
         let db = open_database(shown, options, |builder| builder.create_with_backend(backend))?;
         let mut engine_log = None;
         if let Some(file) = log {
-            let place = log_file::Place::Given(file);
+            let place = commit_log::Place::Given(file);
             let replayed = unpanicked("open", "", || log::replay(&db, &place, false, u64::MAX)).map_err(|e| {
                 OpenError::Engine { path: shown.display().to_string(), backend: NAME, source: Box::new(e) }
             })?;
-            engine_log = Some(log::CommitLog::new(place, replayed));
+            engine_log = Some(commit_log::CommitLog::new(NAME, place, replayed));
         }
         let engine = RedbEngine::with_handle(handle::Handle::new(db, None), options);
         engine.commits.lock().log = engine_log;
@@ -165,7 +162,7 @@ impl RedbEngine {
     pub(crate) fn moved_to(&mut self, path: &Path) {
         self.db.moved_to(path);
         let mut commits = self.commits.lock();
-        if commits.log.as_ref().is_some_and(log::CommitLog::pending) {
+        if commits.log.as_ref().is_some_and(commit_log::CommitLog::pending) {
             let position = commits.position();
             if self.apply(&WriteBatch::default(), true, position).is_ok() {
                 self.note_commit(true, &mut commits);
@@ -209,7 +206,12 @@ impl RedbEngine {
     }
 
     /// Apply `batch` in a new write transaction, storing `position` under `log::APPLIED_KEY`.
-    fn apply(&self, batch: &WriteBatch, durable: bool, position: Option<log::Applied>) -> Result<(), StoreError> {
+    fn apply(
+        &self,
+        batch: &WriteBatch,
+        durable: bool,
+        position: Option<commit_log::Applied>,
+    ) -> Result<(), StoreError> {
         let txn = self.begin_write()?;
         self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable, position)))
     }
@@ -295,7 +297,7 @@ fn apply_in(
     txn: redb::WriteTransaction,
     batch: &WriteBatch,
     durable: bool,
-    position: Option<log::Applied>,
+    position: Option<commit_log::Applied>,
 ) -> Result<(), StoreError> {
     stage(txn, batch, durability(durable), position)?.commit().map_err(engine_error(NAME, "commit", ""))
 }
@@ -305,14 +307,14 @@ fn stage(
     mut txn: redb::WriteTransaction,
     batch: &WriteBatch,
     durability: redb::Durability,
-    position: Option<log::Applied>,
+    position: Option<commit_log::Applied>,
 ) -> Result<redb::WriteTransaction, StoreError> {
     txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
     {
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
         write_batch(&mut table, batch)?;
         if let Some(position) = position {
-            position.store(&mut table, "commit")?;
+            log::store_applied(position, &mut table, "commit")?;
         }
     }
     Ok(txn)
@@ -543,7 +545,7 @@ impl Drop for RedbEngine {
         // here has no caller to go to: fast commits stay lost as after a crash, and the log stays
         // for the next open to apply.
         let commits = self.commits.get_mut();
-        let pending = commits.log.as_ref().is_some_and(log::CommitLog::pending);
+        let pending = commits.log.as_ref().is_some_and(commit_log::CommitLog::pending);
         if self.unsynced.load(Ordering::Acquire) || pending {
             let position = commits.position();
             let done = unpanicked("commit", "", || self.apply(&WriteBatch::default(), true, position)).is_ok();

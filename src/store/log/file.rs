@@ -1,4 +1,4 @@
-//! Where the commit log's bytes live (`log.rs`): a file beside the database, or, in the fault
+//! Where the commit log's bytes live (`mod.rs`): a file beside the database, or, in the fault
 //! injection tests, a simulated disk that loses what was not synced when it "crashes".
 
 use std::fs::{File, OpenOptions};
@@ -36,7 +36,7 @@ impl Place {
     }
 
     /// The log's storage to read, `None` where there is none.
-    pub(super) fn open_existing(&self) -> io::Result<Option<Arc<dyn LogFile>>> {
+    pub(crate) fn open_existing(&self) -> io::Result<Option<Arc<dyn LogFile>>> {
         match self {
             Place::Path(path) => match File::open(path) {
                 Ok(file) => Ok(Some(Arc::new(file))),

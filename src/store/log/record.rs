@@ -1,0 +1,160 @@
+//! The commit log's record format (see [`super`]): laying a batch out as a record, reading it
+//! back, and reading the whole records of a log file in order.
+
+use std::io;
+
+use super::file::LogFile;
+use crate::store::kv::WriteBatch;
+
+const MAGIC: u32 = u32::from_le_bytes(*b"ZLOG");
+pub(super) const HEADER: usize = 28;
+/// A batch whose record would be larger is committed to the engine durably instead: writing it
+/// twice costs more than the sync it saves.
+pub(super) const LARGEST: usize = 1 << 20;
+
+/// The records of a log file, read one at a time; the first that is not whole ends them.
+pub(super) struct Records<'a> {
+    file: &'a dyn LogFile,
+    len: u64,
+    pub(super) at: u64,
+}
+
+impl<'a> Records<'a> {
+    pub(super) fn new(file: &'a dyn LogFile) -> io::Result<Records<'a>> {
+        let len = file.len()?;
+        Ok(Records { file, len, at: 0 })
+    }
+
+    /// The next whole record: database id, sequence number and payload.
+    pub(super) fn next(&mut self) -> io::Result<Option<(u64, u64, Vec<u8>)>> {
+        let mut header = [0u8; HEADER];
+        if self.len.saturating_sub(self.at) < HEADER as u64 {
+            return Ok(None);
+        }
+        self.file.read_at(&mut header, self.at)?;
+        let (magic, size) = (le_u32(&header, 0), le_u32(&header, 4));
+        let (id, seq, crc) = (le_u64(&header, 8), le_u64(&header, 16), le_u32(&header, 24));
+        let (Some(MAGIC), Some(size), Some(id), Some(seq), Some(crc)) = (magic, size, id, seq, crc) else {
+            return Ok(None);
+        };
+        // The length is read from the file: only a record that fits in it is read.
+        let size = size as usize;
+        if size > LARGEST || self.len - self.at - (HEADER as u64) < size as u64 {
+            return Ok(None);
+        }
+        let mut payload = vec![0u8; size];
+        self.file.read_at(&mut payload, self.at + HEADER as u64)?;
+        if crc32c::crc32c_append(crc32c::crc32c(&header[..24]), &payload) != crc {
+            return Ok(None);
+        }
+        self.at += (HEADER + size) as u64;
+        Ok(Some((id, seq, payload)))
+    }
+}
+
+/// The length of `batch`'s record.
+pub(super) fn encoded_len(batch: &WriteBatch) -> usize {
+    let prefixes: usize = batch.erased_prefixes.iter().map(|p| 4 + p.len()).sum();
+    let puts: usize = batch.puts.iter().map(|(k, v)| 4 + k.len() + 1 + v.as_ref().map_or(0, |v| 4 + v.len())).sum();
+    HEADER + 4 + prefixes + 4 + puts
+}
+
+/// Lay out the record of `batch` in `out`.
+pub(super) fn encode(out: &mut Vec<u8>, batch: &WriteBatch, id: u64, seq: u64) {
+    out.clear();
+    out.reserve(encoded_len(batch));
+    out.extend_from_slice(&MAGIC.to_le_bytes());
+    out.extend_from_slice(&[0; 4]); // the payload's length, below
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&[0; 4]); // the CRC, below
+    let bytes = |out: &mut Vec<u8>, b: &[u8]| {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(b);
+    };
+    out.extend_from_slice(&(batch.erased_prefixes.len() as u32).to_le_bytes());
+    for prefix in &batch.erased_prefixes {
+        bytes(out, prefix.as_bytes());
+    }
+    out.extend_from_slice(&(batch.puts.len() as u32).to_le_bytes());
+    for (key, value) in &batch.puts {
+        bytes(out, key.as_bytes());
+        match value {
+            None => out.push(0),
+            Some(v) => {
+                out.push(1);
+                bytes(out, v);
+            }
+        }
+    }
+    let size = (out.len() - HEADER) as u32;
+    out[4..8].copy_from_slice(&size.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&out[..24]), &out[HEADER..]);
+    out[24..28].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The batch a record's payload holds; `None` when it is malformed.
+pub(super) fn decode(payload: &[u8]) -> Option<WriteBatch> {
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let piece = payload.get(at..at.checked_add(n)?)?;
+        at += n;
+        Some(piece)
+    };
+    let mut batch = WriteBatch::default();
+    let prefixes = le_u32(take(4)?, 0)?;
+    for _ in 0..prefixes {
+        let n = le_u32(take(4)?, 0)? as usize;
+        batch.erased_prefixes.push(String::from_utf8(take(n)?.to_vec()).ok()?);
+    }
+    let puts = le_u32(take(4)?, 0)?;
+    for _ in 0..puts {
+        let n = le_u32(take(4)?, 0)? as usize;
+        let key = String::from_utf8(take(n)?.to_vec()).ok()?;
+        let value = match take(1)?[0] {
+            0 => None,
+            1 => {
+                let n = le_u32(take(4)?, 0)? as usize;
+                Some(take(n)?.to_vec())
+            }
+            _ => return None,
+        };
+        batch.puts.insert(key, value);
+    }
+    (at == payload.len()).then_some(batch)
+}
+
+pub(super) fn le_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+pub(super) fn le_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode, encode, WriteBatch, HEADER};
+
+    #[test]
+    fn a_record_holds_its_batch() {
+        let mut batch = WriteBatch::default();
+        batch.erased_prefixes.push("a/".into());
+        batch.puts.insert("b/c/0".into(), Some(vec![1, 2, 3]));
+        batch.puts.insert("b/c/1".into(), None);
+        batch.puts.insert("empty".into(), Some(Vec::new()));
+        let mut record = Vec::new();
+        encode(&mut record, &batch, 7, 9);
+        assert_eq!(record.len(), super::encoded_len(&batch));
+        let back = decode(&record[HEADER..]).expect("decodes");
+        assert_eq!(back.erased_prefixes, batch.erased_prefixes);
+        assert_eq!(back.puts, batch.puts);
+        // Every shorter or longer payload is refused, not misread.
+        for cut in 0..record.len() - HEADER {
+            assert!(decode(&record[HEADER..HEADER + cut]).is_none(), "cut at {cut}");
+        }
+        let mut longer = record[HEADER..].to_vec();
+        longer.push(0);
+        assert!(decode(&longer).is_none());
+    }
+}
