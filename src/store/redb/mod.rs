@@ -12,6 +12,9 @@ mod handle;
 mod layout;
 mod log;
 mod overlay;
+mod snapshot;
+
+use snapshot::RedbSnapshot;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,13 +22,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, Table, TableDefinition};
+use redb::{ReadableDatabase, ReadableTable, Table, TableDefinition};
 
-use super::kv::{engine_error, out_of_order, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::log as commit_log;
-use super::{panic, ByteRange};
+use super::panic;
 use crate::error::{CompactError, OpenError, StoreError};
-use layout::{continuation_bounds, continuation_index, past_continuations, segment_key, segment_size};
+use layout::{continuation_bounds, segment_key, segment_size};
 
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("zarr");
 const NAME: &str = "redb";
@@ -588,205 +591,9 @@ impl RedbEngine {
     }
 }
 
-struct RedbSnapshot {
-    /// `None` in a database where nothing was ever written. Declared first: ends before the
-    /// database it reads.
-    table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
-    /// Keeps the database open while the snapshot reads it, even once the engine has opened
-    /// the file again or replaced it by a compacted copy (`handle.rs`).
-    _db: Arc<handle::Open>,
-}
-
 /// The error of an operation that found the database being closed.
 fn closing(operation: &'static str) -> StoreError {
     StoreError::Engine { backend: NAME, operation, key: String::new(), source: "the database is being closed".into() }
-}
-
-impl RedbSnapshot {
-    /// The length of the value under `key`, and of its first segment.
-    fn lengths(&self, table: &ReadOnlyTable<&[u8], &[u8]>, key: &str) -> Result<Option<(u64, usize)>, StoreError> {
-        let err = engine_error(NAME, "size", key);
-        let Some(first) = table.get(key.as_bytes()).map_err(err)? else { return Ok(None) };
-        let first_len = first.value().len();
-        let total = self.segmented_len(table, key, first_len)?.unwrap_or(first_len as u64);
-        Ok(Some((total, first_len)))
-    }
-
-    /// The whole length of the value under `key`, whose first segment is `first_len` bytes long;
-    /// `None` when it has no other segment.
-    fn segmented_len(
-        &self,
-        table: &ReadOnlyTable<&[u8], &[u8]>,
-        key: &str,
-        first_len: usize,
-    ) -> Result<Option<u64>, StoreError> {
-        let (lo, hi) = continuation_bounds(key);
-        let last = table.range(lo.as_slice()..=hi.as_slice()).map_err(engine_error(NAME, "size", key))?.next_back();
-        let Some(entry) = last else { return Ok(None) };
-        let (k, v) = entry.map_err(engine_error(NAME, "size", key))?;
-        // Every segment but the last is as long as the first (`layout.rs`).
-        let index = continuation_index(k.value()).unwrap_or(0) as u64;
-        if first_len == 0 {
-            return Err(missing_segment(key, 0));
-        }
-        Ok(Some(index.saturating_mul(first_len as u64).saturating_add(v.value().len() as u64)))
-    }
-
-    /// Bytes `start..end` of the value under `key`, whose length is known.
-    fn read(
-        &self,
-        table: &ReadOnlyTable<&[u8], &[u8]>,
-        key: &str,
-        (start, end): (usize, usize),
-        size: usize,
-    ) -> Result<Vec<u8>, StoreError> {
-        if size == 0 {
-            return Err(missing_segment(key, 0));
-        }
-        // The length came from the file: a damaged one may claim any, so memory grows only with
-        // the segments actually found.
-        let mut out = Vec::with_capacity((end - start).min(1 << 26));
-        let mut index = start / size;
-        while index * size < end {
-            let k = segment_key(key, index as u32);
-            let guard = table.get(k.as_slice()).map_err(engine_error(NAME, "get", key))?;
-            let seg = guard.as_ref().map(|g| g.value()).unwrap_or_default();
-            let lo = start.saturating_sub(index * size).min(seg.len());
-            let hi = (end - index * size).min(seg.len());
-            if lo >= hi {
-                return Err(missing_segment(key, index));
-            }
-            out.extend_from_slice(&seg[lo..hi]);
-            index += 1;
-        }
-        // A segment before the last that is shorter than the first leaves a gap.
-        if out.len() != end - start {
-            return Err(missing_segment(key, index.saturating_sub(1)));
-        }
-        Ok(out)
-    }
-}
-
-/// A segment the value's length says must exist is absent or short: the file is damaged.
-fn missing_segment(key: &str, index: usize) -> StoreError {
-    StoreError::Engine {
-        backend: NAME,
-        operation: "get",
-        key: key.to_owned(),
-        source: format!("segment {index} of the value is missing or short").into(),
-    }
-}
-
-impl KvSnapshot for RedbSnapshot {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.get_range(key, ByteRange::FromStart { offset: 0, length: None })
-    }
-
-    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        unpanicked("get", key, || self.get_range_inner(key, range))
-    }
-
-    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        let Some(table) = &self.table else { return Ok(None) };
-        unpanicked("size", key, || Ok(self.lengths(table, key)?.map(|(len, _)| len)))
-    }
-
-    /// A value of one segment is lent from redb's page; a longer one is put together first.
-    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let Some(table) = &self.table else { return Ok(false) };
-        unpanicked("get", key, || {
-            // One lookup of the first segment, lent to `read` when it is the whole value.
-            let Some(first) = table.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? else {
-                return Ok(false);
-            };
-            let segment = first.value().len();
-            match self.segmented_len(table, key, segment)? {
-                None => read(first.value()),
-                Some(len) => {
-                    drop(first);
-                    let end = usize::try_from(len).unwrap_or(usize::MAX);
-                    read(&self.read(table, key, (0, end), segment)?);
-                }
-            }
-            Ok(true)
-        })
-    }
-
-    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
-        unpanicked("list", from, || self.next_key_inner(from, within))
-    }
-
-    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        unpanicked("list", prefix, || self.keys_inner(prefix))
-    }
-}
-
-impl RedbSnapshot {
-    fn get_range_inner(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(table) = &self.table else { return Ok(None) };
-        let Some((len, segment)) = self.lengths(table, key)? else { return Ok(None) };
-        let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
-            key: key.to_owned(),
-            range: range.describe(),
-            len,
-        })?;
-        if r.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        self.read(table, key, (r.start, r.end), segment).map(Some)
-    }
-
-    fn next_key_inner(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
-        let Some(table) = &self.table else { return Ok(None) };
-        let mut start = from.as_bytes().to_vec();
-        loop {
-            let mut range = table.range(start.as_slice()..).map_err(engine_error(NAME, "list", from))?;
-            let Some(entry) = range.next() else { return Ok(None) };
-            let (k, _) = entry.map_err(engine_error(NAME, "list", from))?;
-            let k = k.value();
-            if k < start.as_slice() {
-                return Err(out_of_order(NAME, "list", from));
-            }
-            if continuation_index(k).is_some() {
-                // Landed inside a value's segments (`from` ended in NUL): step past them.
-                let nul = k.iter().position(|&b| b == 0).unwrap_or(k.len());
-                start = past_continuations(&k[..nul]);
-                continue;
-            }
-            let key = utf8(k, from)?;
-            return Ok(key.starts_with(within).then_some(key));
-        }
-    }
-
-    fn keys_inner(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let Some(table) = &self.table else { return Ok(Vec::new()) };
-        let mut keys = Vec::new();
-        for entry in table.range(prefix.as_bytes()..).map_err(engine_error(NAME, "list", prefix))? {
-            let (k, _) = entry.map_err(engine_error(NAME, "list", prefix))?;
-            let k = k.value();
-            if !k.starts_with(prefix.as_bytes()) {
-                break;
-            }
-            if continuation_index(k).is_none() {
-                let key = utf8(k, prefix)?;
-                // A damaged tree can lead the walk in circles; a sound one only goes forward.
-                if keys.last().is_some_and(|last: &String| *last >= key) {
-                    return Err(out_of_order(NAME, "list", prefix));
-                }
-                keys.push(key);
-            }
-        }
-        Ok(keys)
-    }
-}
-
-fn utf8(key: &[u8], context: &str) -> Result<String, StoreError> {
-    String::from_utf8(key.to_vec()).map_err(|e| StoreError::Engine {
-        backend: NAME,
-        operation: "list",
-        key: context.to_owned(),
-        source: Box::new(e.utf8_error()),
-    })
 }
 
 fn open_error(path: &Path, error: redb::DatabaseError) -> OpenError {
