@@ -6,6 +6,9 @@
 //! that another database's file replaced is not applied to it; a read-only open applies the
 //! log in memory and changes no file.
 
+#[path = "common/acknowledged.rs"]
+mod acknowledged;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -80,18 +83,9 @@ fn log_of(path: &Path) -> PathBuf {
     PathBuf::from(format!("{}-log", path.display()))
 }
 
-/// How many of `k/0 ..` the database holds, checking each value.
+/// How many of `k/0 ..` the database holds (`common/acknowledged.rs`).
 fn held(db: &Database) -> u64 {
-    let store = db.store();
-    let mut n = 0;
-    while let Some(v) = store.get(&format!("k/{n}")).unwrap() {
-        assert_eq!(v, value(n), "k/{n}");
-        n += 1;
-    }
-    for later in n..COMMITS {
-        assert!(store.get(&format!("k/{later}")).unwrap().is_none(), "k/{later} after a gap at k/{n}");
-    }
-    n
+    acknowledged::held(db, COMMITS, value)
 }
 
 #[test]

@@ -258,8 +258,19 @@ conformance! {
     };
     redb => || database(Backend::Redb);
     lmdb => || database(Backend::Lmdb);
+    lmdb_commit_log => || {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(dir.path().join("db")).unwrap();
+        (db.store(), Box::new(dir) as Box<dyn std::any::Any>)
+    };
     sled => || database(Backend::Sled);
     redb_transaction => || transaction(Backend::Redb);
     lmdb_transaction => || transaction(Backend::Lmdb);
+    lmdb_commit_log_transaction => || {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(dir.path().join("db")).unwrap();
+        let txn = db.begin_write().unwrap();
+        (txn.store(), Box::new((txn, dir)) as Box<dyn std::any::Any>)
+    };
     sled_transaction => || transaction(Backend::Sled);
 }

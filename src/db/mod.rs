@@ -134,6 +134,7 @@ pub struct DatabaseBuilder {
     lmdb_check_pages: bool,
     redb_multi_writer: bool,
     redb_commit_log: bool,
+    lmdb_commit_log: bool,
     read_only: bool,
 }
 
@@ -148,6 +149,7 @@ impl Default for DatabaseBuilder {
             lmdb_check_pages: true,
             redb_multi_writer: false,
             redb_commit_log: true,
+            lmdb_commit_log: false,
             read_only: false,
         }
     }
@@ -252,6 +254,36 @@ impl DatabaseBuilder {
     /// ```
     pub fn redb_commit_log(&mut self, commit_log: bool) -> &mut Self {
         self.redb_commit_log = commit_log;
+        self
+    }
+
+    /// LMDB only: hold the database alone and make a durable commit of a small batch (up to
+    /// 1 MiB) durable by one record written and synced in `zarrdb-log` in the folder, instead of
+    /// LMDB's two syncs (data pages, then meta page). Off by default, since LMDB otherwise lets
+    /// several processes open the database at once: with the log, an open finds it
+    /// [`crate::error::OpenError::Locked`] while another process has it open, and other
+    /// processes cannot open it until this one closes it (programs other than zarrdb wait in
+    /// LMDB's lock).
+    ///
+    /// LMDB then commits without syncing (`MDB_NOSYNC`); a checkpoint (a sync, the meta pages
+    /// saved in `zarrdb-checkpoint`, and a read transaction that keeps LMDB from reusing the
+    /// pages of that commit) follows large commits, imports and a full log, and closing the
+    /// database removes both files. After a crash the next open puts the saved meta pages back
+    /// and applies the log's records; a read-only open refuses the folder until then.
+    ///
+    /// ```
+    /// use zarrdb::{Backend, Database, Group};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("data.lmdb");
+    /// let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path)?;
+    /// Group::create(db.store(), "/g", Default::default())?;
+    /// assert!(path.join("zarrdb-checkpoint").exists());
+    /// drop(db);
+    /// assert!(!path.join("zarrdb-checkpoint").exists() && !path.join("zarrdb-log").exists());
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn lmdb_commit_log(&mut self, commit_log: bool) -> &mut Self {
+        self.lmdb_commit_log = commit_log;
         self
     }
 

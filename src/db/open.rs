@@ -126,6 +126,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
             options.lmdb_initial_map_size,
             options.read_only,
             options.verify_on_open || options.lmdb_check_pages,
+            options.lmdb_commit_log,
         )?),
         Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
     };

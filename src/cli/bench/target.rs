@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use zarrdb::{Backend, Database, DirectoryStore, Durability, MemoryStore, Store};
+use zarrdb::{Backend, Database, DatabaseBuilder, DirectoryStore, Durability, MemoryStore, Store};
 
 use crate::cli::CliError;
 
 /// The backends `zarrdb bench` knows.
-pub(crate) const BACKENDS: [&str; 5] = ["redb", "lmdb", "sled", "directory", "memory"];
+/// `lmdb-log` is LMDB with the commit log (`DatabaseBuilder::lmdb_commit_log`).
+pub(crate) const BACKENDS: [&str; 6] = ["redb", "lmdb", "lmdb-log", "sled", "directory", "memory"];
 
 pub(crate) struct Target {
     pub name: String,
@@ -32,20 +33,25 @@ impl Target {
     pub fn backend(&self) -> Option<Backend> {
         match self.name.as_str() {
             "redb" => Some(Backend::Redb),
-            "lmdb" => Some(Backend::Lmdb),
+            "lmdb" | "lmdb-log" => Some(Backend::Lmdb),
             "sled" => Some(Backend::Sled),
             _ => None,
         }
     }
 
+    /// How its databases are opened.
+    pub fn builder(&self) -> DatabaseBuilder {
+        let mut builder = Database::builder();
+        builder.durability(self.durability).lmdb_commit_log(self.name == "lmdb-log");
+        if let Some(backend) = self.backend() {
+            builder.backend(backend);
+        }
+        builder
+    }
+
     /// Where the store lives.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// The durability its databases are opened with.
-    pub fn durability(&self) -> Durability {
-        self.durability
     }
 
     /// The folder the backend writes in (for measurements of its file system).
@@ -69,9 +75,7 @@ impl Target {
             std::fs::create_dir_all(parent)?;
         }
         let store: Arc<dyn Store> = match self.backend() {
-            Some(backend) => {
-                Database::builder().backend(backend).durability(self.durability).create(&self.path)?.store()
-            }
+            Some(_) => self.builder().create(&self.path)?.store(),
             None if self.name == "memory" => Arc::new(MemoryStore::new()),
             None => Arc::new(DirectoryStore::create(&self.path)?),
         };
@@ -82,7 +86,7 @@ impl Target {
     /// The store created last, opened afresh. Every handle on it must be dropped first.
     pub fn reopen(&self) -> Result<Arc<dyn Store>, CliError> {
         Ok(match self.backend() {
-            Some(backend) => Database::builder().backend(backend).durability(self.durability).open(&self.path)?.store(),
+            Some(_) => self.builder().open(&self.path)?.store(),
             None if self.name == "memory" => self
                 .memory
                 .lock()

@@ -51,6 +51,18 @@ impl LmdbEngine {
         }
         let failed = |source| CompactError::Engine { database: database.to_owned(), source };
         let in_use = |holder| CompactError::InUse { database: database.to_owned(), holder };
+        // With the commit log: synced and whole on the disk, nothing to recover, no pin (the
+        // environment closes); the compacted file is checkpointed by the next commit.
+        let mut log = self.log.lock();
+        if let Some(log) = log.as_mut() {
+            self.checkpoint(&*self.hold("compact").map_err(failed)?, log).map_err(failed)?;
+            log.unpin();
+            let removed = super::log::remove_checkpoint(&self.path);
+            removed.map_err(|source| {
+                failed(StoreError::Io { operation: "compact", key: self.path.display().to_string(), source })
+            })?;
+            log.log.remove();
+        }
         // Opens the environment first if an earlier compaction left it closed.
         drop(self.hold("compact").map_err(failed)?);
         let Some(mut current) = self.current.try_write() else {
@@ -81,7 +93,9 @@ impl LmdbEngine {
         if let Err(e) = written {
             let _ = std::fs::remove_file(&copy);
             // Back to the shared lock LMDB holds (a change of lock type is atomic).
-            let _ = lock_byte(lock_file, libc::F_RDLCK);
+            if !self.settings.commit_log {
+                let _ = lock_byte(lock_file, libc::F_RDLCK);
+            }
             return Err(failed(e));
         }
         // The compacted file is in place; the old environment describes one no longer named.
@@ -93,7 +107,14 @@ impl LmdbEngine {
         let settings = Settings { map_size: Some(map_size), ..self.settings };
         let opened = reopen(&self.path, settings).map_err(reopen_failed("compact"));
         // Left `None` on failure: the next operation tries to open it again.
-        *current = Some(opened.map_err(failed)?);
+        let opened = current.insert(opened.map_err(failed)?);
+        if let Some(log) = log.as_mut() {
+            // The folder alone again, for the log (LMDB shared its lock when it opened).
+            match super::log::lock_alone(&self.path) {
+                Ok(Some(lock)) => opened.lock_file = Some(lock),
+                _ => log.stray(),
+            }
+        }
         synced.map_err(failed)
     }
 }
@@ -127,7 +148,7 @@ fn closed() -> StoreError {
 
 /// Set this process's lock on byte 0 of `lock.mdb` (LMDB's lock) to `kind`, without waiting;
 /// `false` when another process's lock conflicts.
-fn lock_byte(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
+pub(super) fn lock_byte(file: &File, kind: libc::c_int) -> std::io::Result<bool> {
     // SAFETY: `flock` is plain data; all-zero is a valid value, filled in below.
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };
     lock.l_type = kind as libc::c_short;

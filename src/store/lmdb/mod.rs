@@ -8,6 +8,7 @@
 
 mod compact;
 mod fault;
+mod log;
 mod sealed;
 mod walk;
 
@@ -67,6 +68,8 @@ impl std::ops::Deref for Hold {
 #[derive(Clone, Copy)]
 struct Settings {
     durable: bool,
+    /// The commit log (`log.rs`): `MDB_NOSYNC`, the folder held alone.
+    commit_log: bool,
     read_only: bool,
     map_size: Option<usize>,
 }
@@ -85,6 +88,9 @@ pub(crate) struct LmdbEngine {
     reader_check: Mutex<Instant>,
     /// `data.mdb`, whose mapping `Opened::mapping` covers.
     data: PathBuf,
+    /// The commit log and its checkpoint (`log.rs`), when opened with it. Held through each
+    /// commit, which keeps commits in the order of their records.
+    log: Mutex<Option<log::LmdbLog>>,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -98,6 +104,7 @@ impl LmdbEngine {
         map_size: Option<usize>,
         read_only: bool,
         verify: bool,
+        commit_log: bool,
     ) -> Result<LmdbEngine, OpenError> {
         let display = path.display().to_string();
         if create && !read_only {
@@ -113,6 +120,29 @@ impl LmdbEngine {
                 source: "data.mdb is empty (cut short to nothing)".into(),
             });
         }
+        // A crash left the commit log's checkpoint: its meta pages go back into the file before
+        // anything reads it, with the folder held alone (`log.rs`).
+        let alone = if commit_log || path.join(log::CHECKPOINT).exists() {
+            if read_only {
+                return Err(OpenError::Engine {
+                    path: display,
+                    backend: NAME,
+                    source: "commits of the commit log are still to be applied (the database was not closed): open \
+                             it once for writing"
+                        .into(),
+                });
+            }
+            let lock = log::lock_alone(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
+            let Some(lock) = lock else { return Err(OpenError::Locked { path: display, backend: NAME }) };
+            log::restore_checkpoint(path, &data).map_err(|why| OpenError::Corrupted {
+                path: display.clone(),
+                backend: NAME,
+                source: why.into(),
+            })?;
+            Some(lock)
+        } else {
+            None
+        };
         // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs).
         if verify && data.exists() {
             walk::verify(&data).map_err(|why| OpenError::Corrupted {
@@ -121,19 +151,33 @@ impl LmdbEngine {
                 source: why.into(),
             })?;
         }
-        let settings = Settings { durable, read_only, map_size };
+        let settings = Settings { durable, commit_log, read_only, map_size };
         // A compaction in another process holds new openers here until it has put the compacted
         // file in place (`compact.rs`).
         let gate =
             compact::wait_for_compaction(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?;
-        let opened = open_env(path, settings)?;
+        let mut opened = open_env(path, settings)?;
         drop(gate);
+        let log = match alone {
+            Some(lock) => {
+                // Closing any descriptor of lock.mdb drops this process's locks on it, LMDB's
+                // own included: the file stays open with the environment.
+                opened.lock_file = Some(lock);
+                log::start(&mut opened, path, &data, commit_log).map_err(|e| OpenError::Engine {
+                    path: display.clone(),
+                    backend: NAME,
+                    source: Box::new(e),
+                })?
+            }
+            None => None,
+        };
         let engine = LmdbEngine {
             current: Arc::new(RwLock::new(Some(opened))),
             path: path.to_owned(),
             settings,
             reader_check: Mutex::new(Instant::now()),
             data,
+            log: Mutex::new(log),
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -276,11 +320,15 @@ fn reopen_failed(operation: &'static str) -> impl FnOnce(OpenError) -> StoreErro
 /// Open the environment at `path` (a folder), as `settings` say.
 fn open_env(path: &Path, settings: Settings) -> Result<Opened, OpenError> {
     let display = path.display().to_string();
-    let Settings { durable, read_only, map_size } = settings;
+    let Settings { durable, read_only, map_size, .. } = settings;
     let mut options = EnvOpenOptions::new().read_txn_without_tls();
     let page = page_size();
     options.map_size(map_size.unwrap_or(DEFAULT_MAP_SIZE).div_ceil(page) * page).max_readers(1024);
-    if !durable {
+    if settings.commit_log {
+        // SAFETY: MDB_NOSYNC may leave a commit's pages half on the disk after a crash of the
+        // system; the commit log's checkpoint and records put the database back (`log.rs`).
+        unsafe { options.flags(EnvFlags::NO_SYNC) };
+    } else if !durable {
         // SAFETY: MDB_NOMETASYNC keeps the database consistent after a crash (only the last
         // commit may be undone), which is exactly what fast mode promises.
         unsafe { options.flags(EnvFlags::NO_META_SYNC) };
@@ -408,9 +456,15 @@ fn bytes_in_use(env: &heed::Env<WithoutTls>) -> u64 {
 }
 
 impl KvEngine for LmdbEngine {
-    fn commit_syncs(&self, _durable: bool) -> bool {
-        // Fast mode (MDB_NOMETASYNC) still syncs the data pages of every commit.
-        true
+    fn commit_syncs(&self, durable: bool) -> bool {
+        // Fast mode (MDB_NOMETASYNC) still syncs the data pages of every commit; with the log,
+        // only a durable commit syncs (its record).
+        durable || !self.settings.commit_log
+    }
+
+    fn commit_gathers(&self, durable: bool) -> bool {
+        // A logged commit is one short sync: not worth waiting for more writers (as redb's).
+        self.commit_syncs(durable) && !self.settings.commit_log
     }
 
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
@@ -431,8 +485,11 @@ impl KvEngine for LmdbEngine {
         }))
     }
 
-    fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
+    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
+        if let Some(log) = self.log.lock().as_mut() {
+            return self.commit_logged(log, &batch, durable);
+        }
         loop {
             let hold = self.hold("commit")?;
             check_keys(&hold, &batch)?;
@@ -465,6 +522,11 @@ impl KvEngine for LmdbEngine {
 
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         self.writable("a write transaction")?;
+        if self.settings.commit_log {
+            // No other process commits: the transaction's batch goes through `commit`, and so
+            // through the log.
+            return Ok(None);
+        }
         let (hold, txn) = self.begin("begin_write", |opened| {
             let txn = opened.env.write_txn()?;
             // SAFETY: the transaction borrows the environment inside `current`'s lock, which the
@@ -478,14 +540,32 @@ impl KvEngine for LmdbEngine {
 
     fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
-        self.reserve(expected_bytes)?;
+        match self.log.lock().as_mut() {
+            // A remap needs no transaction of this process open, the log's pin included: the
+            // next commit checkpoints and pins again.
+            Some(log) => {
+                self.checkpoint(&*self.hold("an import")?, log)?;
+                log.unpin();
+                self.reserve(expected_bytes)?;
+            }
+            None => self.reserve(expected_bytes)?,
+        }
         let (hold, txn) = self.begin("begin_write", |opened| {
             let txn = opened.env.write_txn()?;
             // SAFETY: as in `lock_writer`: the hold kept beside the transaction keeps the
             // environment alive and in place, and the transaction, declared first, goes before it.
             Ok(unsafe { std::mem::transmute::<RwTxn<'_>, RwTxn<'static>>(txn) })
         })?;
-        Ok(Box::new(LmdbBulk { txn, hold, durable: self.settings.durable }))
+        let synced = self.settings.durable && !self.settings.commit_log;
+        Ok(Box::new(LmdbBulk { txn, hold, durable: synced, engine: self.clone() }))
+    }
+}
+
+impl Drop for LmdbEngine {
+    fn drop(&mut self) {
+        if let Some(mut log) = self.log.get_mut().take() {
+            self.close_log(&mut log);
+        }
     }
 }
 
@@ -495,8 +575,10 @@ impl KvEngine for LmdbEngine {
 struct LmdbBulk {
     txn: RwTxn<'static>,
     hold: Hold,
-    /// The database's durability (`LmdbEngine::durable`).
+    /// Whether LMDB syncs the commit itself (durable mode without the log).
     durable: bool,
+    /// Checkpoints the log after the commit.
+    engine: Arc<LmdbEngine>,
 }
 
 impl KvBulk for LmdbBulk {
@@ -524,13 +606,24 @@ impl KvBulk for LmdbBulk {
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let LmdbBulk { txn, hold, durable: synced } = *self;
+        let LmdbBulk { txn, hold, durable: synced, engine } = *self;
         // Fast mode leaves the meta page unsynced (`MDB_NOMETASYNC`); a durable bulk commit in a
-        // fast-mode database (an import) syncs the file itself.
+        // fast-mode database (an import) syncs the file itself. With the log, a checkpoint
+        // syncs it, and makes the next records follow it.
+        let logged = engine.settings.commit_log;
         let result = refuse_if_faulted(&hold)
             .and_then(|()| txn.commit())
-            .and_then(|()| if synced || !durable { Ok(()) } else { hold.env.force_sync() })
+            .and_then(|()| if synced || !durable || logged { Ok(()) } else { hold.env.force_sync() })
             .map_err(|e| LmdbEngine::write_error(&hold, "commit", "", e));
+        // Locked only once LMDB's write lock is let go: a logged commit holds the log while it
+        // waits for LMDB's.
+        let result = match engine.log.lock().as_mut() {
+            Some(log) => result.and_then(|()| {
+                log.unlogged();
+                engine.checkpoint(&hold, log)
+            }),
+            None => result,
+        };
         drop(hold);
         result
     }

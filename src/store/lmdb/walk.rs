@@ -77,6 +77,13 @@ fn newest_commit(file: &File) -> Option<u64> {
     Some(u64_at(&first, 144).max(u64_at(&second, 144)))
 }
 
+/// The page size of `data.mdb` and the transaction id of its newest meta page.
+pub(super) fn page_size_and_txnid(file: &File) -> Result<(usize, u64), String> {
+    let len = file.metadata().map_err(|e| format!("cannot stat data.mdb: {e}"))?.len();
+    let (first, second, page_size) = meta_pages(file, len)?;
+    Ok((page_size, u64_at(&first, 144).max(u64_at(&second, 144))))
+}
+
 /// The start of both meta pages (as much as the walk reads of them) and the page size the first
 /// records.
 fn meta_pages(file: &File, len: u64) -> Result<([u8; 160], [u8; 160], usize), String> {

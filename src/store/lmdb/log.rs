@@ -1,0 +1,355 @@
+//! LMDB behind the commit log (`store/log/`), for a database one process has open alone
+//! ([`crate::DatabaseBuilder::lmdb_commit_log`]).
+//!
+//! Why: LMDB's durable commit syncs twice, the data pages and then the meta page, so one writer
+//! reached 0.37-0.41 of the disk's 4 KiB write + fdatasync rate (docs/benchmarks.md, "LMDB behind
+//! a commit log"). Here the environment runs with `MDB_NOSYNC`, and a durable commit of a small
+//! batch writes and syncs its record in `zarrdb-log` before its LMDB commit: one sync.
+//!
+//! A crash of the operating system may leave any page LMDB wrote since its last sync half on
+//! the disk, the meta pages included, so the tree the newest meta page names may be torn. A
+//! checkpoint makes a state whose pages cannot be touched until the next one:
+//! 1. `mdb_env_sync`: every page of the latest commit, and its meta page, is on the disk;
+//! 2. both meta pages are copied into `zarrdb-checkpoint` (written beside, synced, renamed over
+//!    the old one, folder synced);
+//! 3. a read transaction on that commit is kept open (the pin): LMDB reuses no page a live
+//!    reader can see, so no later commit overwrites a page of the checkpoint's tree.
+//!
+//! Without the pin, a simulated crash after three commits past the checkpoint gave wrong values,
+//! and once a segmentation fault in LMDB; with it, 1,000 of 1,000 crash images read back the
+//! checkpoint exactly (docs/benchmarks.md). After a crash the next open writes the saved meta
+//! pages back into `data.mdb` before LMDB maps it, which puts the database at the checkpoint,
+//! and applies the log's records after it (`super::log_replay`). Commits that do not go through
+//! the log (large batches, imports, compactions) are followed by a checkpoint before they
+//! return; so is a log that is full. Closing syncs, removes `zarrdb-checkpoint` (the database
+//! is then whole on the disk, nothing to recover) and then the log.
+//!
+//! `zarrdb-checkpoint`, little-endian: magic `ZCKP` (u32), page size (u32), the checkpoint's
+//! LMDB transaction id (u64), CRC-32C (u32) of those 16 bytes and the pages, 4 bytes of zeros,
+//! then meta pages 0 and 1 of `data.mdb` as they were.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use heed::{RoTxn, RwTxn, WithoutTls};
+
+use heed::MdbError;
+
+use super::compact::lock_byte;
+use super::{apply, check_keys, lmdb_error, refuse_if_faulted, sealed, walk, LmdbEngine, Opened, NAME};
+use crate::error::StoreError;
+use crate::store::kv::WriteBatch;
+use crate::store::log::{follow, read_error, Applied, CommitLog, Place, Replayed, APPLIED_KEY};
+
+/// The saved meta pages, in the database's folder.
+pub(super) const CHECKPOINT: &str = "zarrdb-checkpoint";
+/// The commit log, in the database's folder.
+pub(super) const LOG: &str = "zarrdb-log";
+const MAGIC: u32 = u32::from_le_bytes(*b"ZCKP");
+const HEADER: usize = 24;
+
+/// The log of an LMDB engine and the checkpoint it protects.
+pub(super) struct LmdbLog {
+    pub(super) log: CommitLog,
+    /// A read transaction on the checkpoint's commit, so that no later commit reuses its pages.
+    /// `None` after a remap or a compaction, until the next commit checkpoints.
+    pin: Option<RoTxn<'static, WithoutTls>>,
+    /// Another process opened the database while a compaction had it closed: commits are
+    /// refused, since a checkpoint's pages are safe from this process's commits only.
+    stray: bool,
+    /// A commit the log does not hold (a large one, an import) is not checkpointed yet (its
+    /// checkpoint failed): the next commit checkpoints first, or a crash would find records
+    /// that do not continue the checkpoint.
+    unlogged: bool,
+}
+
+impl LmdbLog {
+    /// Keep a read transaction on the latest commit of `env`, which a checkpoint just saved.
+    /// The one before is let go only once the new one is held.
+    fn pin(&mut self, env: &heed::Env<WithoutTls>) -> heed::Result<()> {
+        let pin = env.clone().static_read_txn()?;
+        self.pin = Some(pin);
+        Ok(())
+    }
+
+    /// A commit the log does not hold is about to be made (see `unlogged`).
+    pub(super) fn unlogged(&mut self) {
+        self.unlogged = true;
+    }
+
+    /// Another process may have the database open (see `stray`).
+    pub(super) fn stray(&mut self) {
+        self.stray = true;
+    }
+
+    /// Let go of the checkpoint's commit, right after a checkpoint: the next commit checkpoints
+    /// first (a remap or a compaction needs no transaction of this process open).
+    pub(super) fn unpin(&mut self) {
+        self.pin = None;
+    }
+}
+
+/// Start the log on `opened` after an open that held the folder alone: apply what the log holds
+/// beyond the database, sync, and then either checkpoint and go on with the log, or (an open
+/// without it, after a crash of one with it) remove the checkpoint and the log.
+pub(super) fn start(
+    opened: &mut Opened,
+    folder: &Path,
+    data: &Path,
+    commit_log: bool,
+) -> Result<Option<LmdbLog>, StoreError> {
+    let replayed = replay(opened, folder)?;
+    opened.env.force_sync().map_err(lmdb_error("checkpoint", ""))?;
+    let lock = opened.lock_file.as_ref().expect("the folder is held alone");
+    if !commit_log {
+        remove_checkpoint(folder).map_err(io_error(folder))?;
+        remove_log(folder);
+        return Ok(None);
+    }
+    // LMDB shared its lock at the end of its open; the log needs the folder alone.
+    if !lock_byte(lock, libc::F_WRLCK).map_err(io_error(folder))? {
+        return Err(StoreError::Engine {
+            backend: NAME,
+            operation: "open",
+            key: folder.display().to_string(),
+            source: "another process opened the database while this one opened it with the commit log".into(),
+        });
+    }
+    save_checkpoint(folder, data).map_err(io_error(folder))?;
+    let mut log =
+        LmdbLog { log: CommitLog::new(NAME, place(folder), replayed), pin: None, stray: false, unlogged: false };
+    log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
+    Ok(Some(log))
+}
+
+fn io_error(path: &Path) -> impl Fn(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io { operation: "checkpoint", key: path.display().to_string(), source }
+}
+
+/// Hold the folder alone: LMDB's lock byte in `lock.mdb`, written-locked without waiting. `None`
+/// when another process has the database open. The file must stay open as long as the lock is
+/// needed, and then as long as LMDB's environment: closing any descriptor of it drops every
+/// lock this process holds on it.
+pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
+    let file = File::options().read(true).write(true).create(true).truncate(false).open(folder.join("lock.mdb"))?;
+    Ok(lock_byte(&file, libc::F_WRLCK)?.then_some(file))
+}
+
+impl LmdbEngine {
+    /// Make the latest commit the checkpoint: sync, save its meta pages, pin it.
+    pub(super) fn checkpoint(&self, opened: &Opened, log: &mut LmdbLog) -> Result<(), StoreError> {
+        opened.env.force_sync().map_err(lmdb_error("checkpoint", ""))?;
+        save_checkpoint(&self.path, &self.data).map_err(io_error(&self.path))?;
+        log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
+        log.log.checkpointed();
+        log.unlogged = false;
+        Ok(())
+    }
+
+    /// Commit `batch` with the log (see the module's documentation).
+    pub(super) fn commit_logged(&self, log: &mut LmdbLog, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
+        log.log.usable()?;
+        if log.stray {
+            return Err(StoreError::Engine {
+                backend: NAME,
+                operation: "commit",
+                key: self.path.display().to_string(),
+                source: "another process opened the database while a compaction had it closed, and the commit log \
+                         needs it alone: close the database and open it again"
+                    .into(),
+            });
+        }
+        loop {
+            let hold = self.hold("commit")?;
+            check_keys(&hold, batch)?;
+            if log.pin.is_none() || log.unlogged {
+                self.checkpoint(&hold, log)?;
+            }
+            let logged = log.log.takes(batch);
+            if logged {
+                if log.log.prepare(batch) {
+                    self.checkpoint(&hold, log)?;
+                }
+                log.log.write()?;
+            }
+            let position = log.log.next();
+            let error = match hold.env.write_txn().and_then(|mut txn| {
+                apply(&hold, &mut txn, batch)?;
+                store_applied(&hold, &mut txn, position)?;
+                refuse_if_faulted(&hold)?;
+                Ok(txn)
+            }) {
+                Ok(txn) => return self.finish(&hold, log, txn, logged, durable),
+                Err(e) => e,
+            };
+            if logged {
+                log.log.take_back();
+            }
+            if !matches!(error, heed::Error::Mdb(MdbError::MapFull)) {
+                return Err(Self::write_error(&hold, "commit", "", error));
+            }
+            // A remap needs no transaction of this process open, the pin included.
+            self.checkpoint(&hold, log)?;
+            log.unpin();
+            drop(hold);
+            self.grow()?;
+        }
+    }
+
+    /// Commit the staged transaction `txn`: after its record is synced (`durable`) when it
+    /// went through the log, followed by a checkpoint when it did not.
+    fn finish(
+        &self,
+        opened: &Opened,
+        log: &mut LmdbLog,
+        txn: RwTxn<'_>,
+        logged: bool,
+        durable: bool,
+    ) -> Result<(), StoreError> {
+        if !logged {
+            log.unlogged = true;
+            txn.commit().map_err(|e| Self::write_error(opened, "commit", "", e))?;
+            log.log.advanced(true);
+            return self.checkpoint(opened, log);
+        }
+        if durable {
+            // Takes the record back itself when the sync fails; the transaction is dropped.
+            log.log.sync()?;
+        }
+        if let Err(e) = txn.commit() {
+            log.log.take_back();
+            return Err(Self::write_error(opened, "commit", "", e));
+        }
+        log.log.applied();
+        Ok(())
+    }
+
+    /// Close the log: sync, remove the checkpoint (the database is whole on the disk), then the
+    /// log. On failure both stay, and the next open recovers from them.
+    pub(super) fn close_log(&self, log: &mut LmdbLog) {
+        let Some(opened) = self.current.read().as_ref().map(|o| o.env.clone()) else { return };
+        if opened.force_sync().is_err() {
+            return;
+        }
+        log.log.checkpointed();
+        if remove_checkpoint(&self.path).is_ok() {
+            log.log.remove();
+        }
+        log.unpin();
+    }
+}
+
+/// Save both meta pages of `data` (just synced) as the checkpoint in `folder`.
+pub(super) fn save_checkpoint(folder: &Path, data: &Path) -> io::Result<()> {
+    let file = File::open(data)?;
+    let (page, txnid) = walk::page_size_and_txnid(&file).map_err(io::Error::other)?;
+    let mut bytes = vec![0u8; HEADER + 2 * page];
+    file.read_exact_at(&mut bytes[HEADER..], 0)?;
+    bytes[..4].copy_from_slice(&MAGIC.to_le_bytes());
+    bytes[4..8].copy_from_slice(&(page as u32).to_le_bytes());
+    bytes[8..16].copy_from_slice(&txnid.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[..16]), &bytes[HEADER..]);
+    bytes[16..20].copy_from_slice(&crc.to_le_bytes());
+    let draft = folder.join(format!(".{CHECKPOINT}.new"));
+    {
+        let out = File::create(&draft)?;
+        out.write_all_at(&bytes, 0)?;
+        out.sync_all()?;
+    }
+    std::fs::rename(&draft, folder.join(CHECKPOINT))?;
+    sync_folder(folder)
+}
+
+/// Put the meta pages of the checkpoint in `folder` back into `data`: `Ok(false)` when there is
+/// none (the database was closed cleanly, or never ran with the log); `Err` with what is wrong
+/// when the checkpoint is damaged or does not fit the file.
+pub(super) fn restore_checkpoint(folder: &Path, data: &Path) -> Result<bool, String> {
+    let path = folder.join(CHECKPOINT);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let damaged = || format!("{} is damaged", path.display());
+    let field = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let (Some(MAGIC), Some(page), Some(crc)) = (field(0), field(4), field(16)) else { return Err(damaged()) };
+    let page = page as usize;
+    if !(4096..=65536).contains(&page) || !page.is_power_of_two() || bytes.len() != HEADER + 2 * page {
+        return Err(damaged());
+    }
+    if crc32c::crc32c_append(crc32c::crc32c(&bytes[..16]), &bytes[HEADER..]) != crc {
+        return Err(damaged());
+    }
+    let file = File::options().write(true).open(data).map_err(|e| format!("cannot open {}: {e}", data.display()))?;
+    file.write_all_at(&bytes[HEADER..], 0)
+        .and_then(|()| file.sync_data())
+        .map_err(|e| format!("cannot write the checkpoint's meta pages into {}: {e}", data.display()))?;
+    Ok(true)
+}
+
+/// Remove the checkpoint (the database is whole on the disk), durably: a checkpoint that came
+/// back after the log is gone would put the database back to it.
+pub(super) fn remove_checkpoint(folder: &Path) -> io::Result<()> {
+    match std::fs::remove_file(folder.join(CHECKPOINT)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    sync_folder(folder)
+}
+
+/// The log beside the database in `folder`.
+pub(super) fn place(folder: &Path) -> Place {
+    Place::Path(folder.join(LOG))
+}
+
+/// Remove the log of `folder` (every record in it is held by the database).
+pub(super) fn remove_log(folder: &Path) {
+    let _ = std::fs::remove_file(folder.join(LOG));
+}
+
+fn sync_folder(folder: &Path) -> io::Result<()> {
+    File::open(folder)?.sync_all()
+}
+
+/// What [`APPLIED_KEY`] holds in `opened`'s database as `txn` sees it.
+pub(super) fn read_applied(opened: &Opened, txn: &RoTxn<'_, WithoutTls>) -> Result<Option<Applied>, StoreError> {
+    let damaged = |what| StoreError::Damaged { backend: NAME, operation: "open", key: APPLIED_KEY.to_owned(), what };
+    let Some(stored) = opened.db.get(txn, APPLIED_KEY).map_err(lmdb_error("get", APPLIED_KEY))? else {
+        return Ok(None);
+    };
+    let (value, sum) = opened.layout.split(APPLIED_KEY, stored).map_err(damaged)?;
+    sealed::verify(APPLIED_KEY, value, sum).map_err(damaged)?;
+    Applied::from_bytes(value).map(Some).map_err(damaged)
+}
+
+/// Store `applied` under [`APPLIED_KEY`] in `txn`.
+pub(super) fn store_applied(opened: &Opened, txn: &mut RwTxn<'_>, applied: Applied) -> heed::Result<()> {
+    opened.layout.put(opened.db, txn, APPLIED_KEY, &applied.to_bytes())
+}
+
+/// Apply the records of the log in `folder` that `opened`'s latest commit does not hold, in
+/// order, in one commit (not synced: the checkpoint that follows syncs it).
+pub(super) fn replay(opened: &Opened, folder: &Path) -> Result<Replayed, StoreError> {
+    let place = place(folder);
+    let file = place.open_existing().map_err(|e| read_error(NAME, &place, e))?;
+    let stored = {
+        let txn = opened.env.read_txn().map_err(lmdb_error("replay the commit log", ""))?;
+        read_applied(opened, &txn)?
+    };
+    let nothing = Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 };
+    let (Some(file), Some(applied)) = (file, stored) else { return Ok(nothing) };
+    let mut txn = opened.env.write_txn().map_err(lmdb_error("replay the commit log", ""))?;
+    let (last, end) = follow(NAME, &place, file.as_ref(), applied, u64::MAX, |batch| {
+        apply(opened, &mut txn, &batch).map_err(lmdb_error("replay the commit log", ""))?;
+        Ok(true)
+    })?;
+    if last == applied.seq {
+        return Ok(nothing);
+    }
+    store_applied(opened, &mut txn, Applied { seq: last, ..applied })
+        .and_then(|()| txn.commit())
+        .map_err(lmdb_error("replay the commit log", ""))?;
+    Ok(Replayed { stored: Some(Applied { seq: last, ..applied }), last, end })
+}
