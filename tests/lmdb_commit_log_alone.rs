@@ -1,6 +1,7 @@
 //! LMDB's commit log needs the database alone (`lmdb_commit_log`): another process's open is
 //! refused as locked while it is in use, and it is refused while another process has the
-//! database open. A damaged checkpoint left by a crash is reported, not applied.
+//! database open, by another process or by a second handle of this one. A damaged checkpoint
+//! left by a crash is reported, not applied.
 
 use std::path::Path;
 use std::process::Command;
@@ -83,4 +84,25 @@ fn a_damaged_checkpoint_is_reported() {
     std::fs::write(&checkpoint, &bytes[..50]).unwrap();
     let opened = Database::builder().backend(Backend::Lmdb).open(&crashed);
     assert!(matches!(opened, Err(Error::Open(OpenError::Corrupted { .. }))), "{:?}", opened.err());
+}
+
+#[test]
+fn a_second_handle_in_this_process_is_refused_before_it_touches_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.lmdb");
+    let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path).unwrap();
+    // Logged commits after the open's checkpoint: writing its meta pages back now would undo them.
+    for i in 0..20u32 {
+        db.store().set(&format!("k/{i}"), &i.to_le_bytes()).unwrap();
+    }
+    for with_log in [true, false] {
+        let again = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(with_log).open(&path);
+        assert!(matches!(again, Err(Error::Open(OpenError::Locked { .. }))), "{:?}", again.err());
+    }
+    db.store().set("k/20", &20u32.to_le_bytes()).unwrap();
+    drop(db);
+    let db = Database::builder().backend(Backend::Lmdb).open(&path).unwrap();
+    for i in 0..=20u32 {
+        assert_eq!(db.store().get(&format!("k/{i}")).unwrap(), Some(i.to_le_bytes().to_vec()), "k/{i}");
+    }
 }

@@ -109,9 +109,13 @@ impl LmdbEngine {
         // Left `None` on failure: the next operation tries to open it again.
         let opened = current.insert(opened.map_err(failed)?);
         if let Some(log) = log.as_mut() {
-            // The folder alone again, for the log (LMDB shared its lock when it opened).
+            // The folder alone again, for the log (LMDB shared its lock when it opened), and a
+            // checkpoint before the gate opens: an opener then finds the database held.
             match super::log::lock_alone(&self.path) {
-                Ok(Some(lock)) => opened.lock_file = Some(lock),
+                Ok(Some(lock)) => {
+                    opened.lock_file = Some(lock);
+                    self.checkpoint(opened, log).map_err(failed)?;
+                }
                 _ => log.stray(),
             }
         }
@@ -172,7 +176,7 @@ pub(super) fn lock_byte(file: &File, kind: libc::c_int) -> std::io::Result<bool>
 
 /// Hold `data.mdb` exclusively against zarrdb openers (see [`wait_for_compaction`]), waiting a
 /// moment for those in the middle of opening; `None` if they do not finish.
-fn close_gate(data: &Path) -> std::io::Result<Option<File>> {
+pub(super) fn close_gate(data: &Path) -> std::io::Result<Option<File>> {
     let file = File::open(data)?;
     let start = Instant::now();
     loop {

@@ -16,12 +16,14 @@
 //!    reader can see, so no later commit overwrites a page of the checkpoint's tree.
 //!
 //! Without the pin, a simulated crash after three commits past the checkpoint gave wrong values,
-//! and once a segmentation fault in LMDB; with it, 1,000 of 1,000 crash images read back the
-//! checkpoint exactly (docs/benchmarks.md). After a crash the next open writes the saved meta
+//! and once a segmentation fault in LMDB; with it, 1,000 of 1,000 crash images made by a
+//! throwaway program read back the checkpoint exactly (docs/benchmarks.md), and so do the 12 of
+//! `tests/lmdb_commit_log.rs`. After a crash the next open writes the saved meta
 //! pages back into `data.mdb` before LMDB maps it, which puts the database at the checkpoint,
-//! and applies the log's records after it (`super::log_replay`). Commits that do not go through
-//! the log (large batches, imports, compactions) are followed by a checkpoint before they
-//! return; so is a log that is full. Closing syncs, removes `zarrdb-checkpoint` (the database
+//! and applies the log's records after it ([`replay`]). Commits that do not go through the log
+//! (large batches, imports) are followed by a checkpoint before they return; a full log is
+//! checkpointed before the next record; a compaction syncs and removes the checkpoint (nothing
+//! to recover), and the next commit checkpoints the compacted file. Closing syncs, removes `zarrdb-checkpoint` (the database
 //! is then whole on the disk, nothing to recover) and then the log.
 //!
 //! `zarrdb-checkpoint`, little-endian: magic `ZCKP` (u32), page size (u32), the checkpoint's
@@ -38,8 +40,10 @@ use heed::{RoTxn, RwTxn, WithoutTls};
 use heed::MdbError;
 
 use super::compact::lock_byte;
-use super::{apply, check_keys, lmdb_error, refuse_if_faulted, sealed, walk, LmdbEngine, Opened, NAME};
-use crate::error::StoreError;
+use super::{
+    apply, check_keys, lmdb_error, open_env, refuse_if_faulted, sealed, walk, LmdbEngine, Opened, Settings, NAME,
+};
+use crate::error::{OpenError, StoreError};
 use crate::store::kv::WriteBatch;
 use crate::store::log::{follow, read_error, Applied, CommitLog, Place, Replayed, APPLIED_KEY};
 
@@ -56,9 +60,11 @@ pub(super) struct LmdbLog {
     /// A read transaction on the checkpoint's commit, so that no later commit reuses its pages.
     /// `None` after a remap or a compaction, until the next commit checkpoints.
     pin: Option<RoTxn<'static, WithoutTls>>,
-    /// Another process opened the database while a compaction had it closed: commits are
-    /// refused, since a checkpoint's pages are safe from this process's commits only.
-    stray: bool,
+    /// Why commits are refused from now on: another process opened the database while a
+    /// compaction had it closed (a checkpoint's pages are safe from this process's commits
+    /// only), or a sync failed (a later sync may succeed without the data having reached the
+    /// disk, so no checkpoint may trust one).
+    refusal: Option<&'static str>,
     /// A commit the log does not hold (a large one, an import) is not checkpointed yet (its
     /// checkpoint failed): the next commit checkpoints first, or a crash would find records
     /// that do not continue the checkpoint.
@@ -79,9 +85,12 @@ impl LmdbLog {
         self.unlogged = true;
     }
 
-    /// Another process may have the database open (see `stray`).
+    /// Another process may have the database open (see `refusal`).
     pub(super) fn stray(&mut self) {
-        self.stray = true;
+        self.refusal = Some(
+            "another process opened the database while a compaction had it closed, and the commit log needs it \
+             alone: close the database and open it again",
+        );
     }
 
     /// Let go of the checkpoint's commit, right after a checkpoint: the next commit checkpoints
@@ -99,8 +108,18 @@ pub(super) fn start(
     folder: &Path,
     data: &Path,
     commit_log: bool,
+    restored: bool,
 ) -> Result<Option<LmdbLog>, StoreError> {
-    let replayed = replay(opened, folder)?;
+    // Without a checkpoint the file is whole on the disk, and a log beside it only holds
+    // records it holds (a close stopped between removing the checkpoint and the log).
+    let replayed = if restored {
+        replay(opened, folder)?
+    } else {
+        remove_log(folder);
+        let txn = opened.env.read_txn().map_err(lmdb_error("open", ""))?;
+        let stored = read_applied(opened, &txn)?;
+        Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 }
+    };
     opened.env.force_sync().map_err(lmdb_error("checkpoint", ""))?;
     let lock = opened.lock_file.as_ref().expect("the folder is held alone");
     if !commit_log {
@@ -119,7 +138,7 @@ pub(super) fn start(
     }
     save_checkpoint(folder, data).map_err(io_error(folder))?;
     let mut log =
-        LmdbLog { log: CommitLog::new(NAME, place(folder), replayed), pin: None, stray: false, unlogged: false };
+        LmdbLog { log: CommitLog::new(NAME, place(folder), replayed), pin: None, refusal: None, unlogged: false };
     log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
     Ok(Some(log))
 }
@@ -137,10 +156,31 @@ pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
     Ok(lock_byte(&file, libc::F_WRLCK)?.then_some(file))
 }
 
+/// Open the environment again (after a compaction left it closed), holding the folder alone
+/// when the log needs it.
+pub(super) fn open_alone(folder: &Path, settings: Settings) -> Result<Opened, OpenError> {
+    let mut opened = open_env(folder, settings)?;
+    if settings.commit_log {
+        let locked =
+            lock_alone(folder).map_err(|source| OpenError::Io { path: folder.display().to_string(), source })?;
+        let Some(lock) = locked else {
+            return Err(OpenError::Locked { path: folder.display().to_string(), backend: NAME });
+        };
+        opened.lock_file = Some(lock);
+    }
+    Ok(opened)
+}
+
 impl LmdbEngine {
     /// Make the latest commit the checkpoint: sync, save its meta pages, pin it.
     pub(super) fn checkpoint(&self, opened: &Opened, log: &mut LmdbLog) -> Result<(), StoreError> {
-        opened.env.force_sync().map_err(lmdb_error("checkpoint", ""))?;
+        if let Err(e) = opened.env.force_sync() {
+            log.refusal = Some(
+                "a sync of data.mdb failed, so what reached the disk is unknown: close the database and open it \
+                 again (the last checkpoint and the log put it back)",
+            );
+            return Err(lmdb_error("checkpoint", "")(e));
+        }
         save_checkpoint(&self.path, &self.data).map_err(io_error(&self.path))?;
         log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
         log.log.checkpointed();
@@ -151,14 +191,12 @@ impl LmdbEngine {
     /// Commit `batch` with the log (see the module's documentation).
     pub(super) fn commit_logged(&self, log: &mut LmdbLog, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
         log.log.usable()?;
-        if log.stray {
+        if let Some(why) = log.refusal {
             return Err(StoreError::Engine {
                 backend: NAME,
                 operation: "commit",
                 key: self.path.display().to_string(),
-                source: "another process opened the database while a compaction had it closed, and the commit log \
-                         needs it alone: close the database and open it again"
-                    .into(),
+                source: why.into(),
             });
         }
         loop {
@@ -181,7 +219,10 @@ impl LmdbEngine {
                 refuse_if_faulted(&hold)?;
                 Ok(txn)
             }) {
-                Ok(txn) => return self.finish(&hold, log, txn, logged, durable),
+                Ok(txn) => match self.finish(&hold, log, txn, logged, durable)? {
+                    true => return Ok(()),
+                    false => heed::Error::Mdb(MdbError::MapFull),
+                },
                 Err(e) => e,
             };
             if logged {
@@ -199,7 +240,9 @@ impl LmdbEngine {
     }
 
     /// Commit the staged transaction `txn`: after its record is synced (`durable`) when it
-    /// went through the log, followed by a checkpoint when it did not.
+    /// went through the log, followed by a checkpoint when it did not. `Ok(false)`: the map was
+    /// full when LMDB saved its free pages; nothing changed, and the record (if any) is taken
+    /// back for the caller to grow the map and try again.
     fn finish(
         &self,
         opened: &Opened,
@@ -207,28 +250,41 @@ impl LmdbEngine {
         txn: RwTxn<'_>,
         logged: bool,
         durable: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         if !logged {
             log.unlogged = true;
-            txn.commit().map_err(|e| Self::write_error(opened, "commit", "", e))?;
+            match txn.commit() {
+                Ok(()) => {}
+                Err(heed::Error::Mdb(MdbError::MapFull)) => return Ok(false),
+                Err(e) => return Err(Self::write_error(opened, "commit", "", e)),
+            }
             log.log.advanced(true);
-            return self.checkpoint(opened, log);
+            return self.checkpoint(opened, log).map(|()| true);
         }
         if durable {
             // Takes the record back itself when the sync fails; the transaction is dropped.
             log.log.sync()?;
         }
-        if let Err(e) = txn.commit() {
-            log.log.take_back();
-            return Err(Self::write_error(opened, "commit", "", e));
+        match txn.commit() {
+            Ok(()) => {}
+            Err(heed::Error::Mdb(MdbError::MapFull)) => return Ok(false),
+            Err(e) => {
+                log.log.take_back();
+                return Err(Self::write_error(opened, "commit", "", e));
+            }
         }
         log.log.applied();
-        Ok(())
+        Ok(true)
     }
 
     /// Close the log: sync, remove the checkpoint (the database is whole on the disk), then the
     /// log. On failure both stay, and the next open recovers from them.
     pub(super) fn close_log(&self, log: &mut LmdbLog) {
+        // A record that could not be taken back, or a failed sync: the checkpoint and the log
+        // stay for the next open to recover from.
+        if log.log.usable().is_err() || log.refusal.is_some() {
+            return;
+        }
         let Some(opened) = self.current.read().as_ref().map(|o| o.env.clone()) else { return };
         if opened.force_sync().is_err() {
             return;

@@ -9,22 +9,23 @@
 mod compact;
 mod fault;
 mod log;
+mod registry;
 mod sealed;
+mod snapshot;
 mod walk;
 
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use heed::types::{Bytes, Str};
-use heed::{EnvFlags, EnvOpenOptions, MdbError, RoTxn, RwTxn, WithoutTls};
+use heed::{EnvFlags, EnvOpenOptions, MdbError, RwTxn, WithoutTls};
 use parking_lot::{ArcRwLockReadGuard, Mutex, RawRwLock, RwLock};
 
-use super::kv::{out_of_order, refuse_if_read_only, slice_range, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
-use super::ByteRange;
+use super::kv::{refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use crate::error::{CompactError, OpenError, StoreError};
 use sealed::Layout;
+use snapshot::LmdbSnapshot;
 
 const NAME: &str = "lmdb";
 /// Address space is cheap on 64-bit systems and LMDB only writes the pages it uses, so the map
@@ -91,6 +92,8 @@ pub(crate) struct LmdbEngine {
     /// The commit log and its checkpoint (`log.rs`), when opened with it. Held through each
     /// commit, which keeps commits in the order of their records.
     log: Mutex<Option<log::LmdbLog>>,
+    /// The folder, registered as open in this process (`registry.rs`); dropped last.
+    _registered: registry::Registered,
 }
 
 /// How often a writer clears the reader slots of dead processes.
@@ -120,9 +123,25 @@ impl LmdbEngine {
                 source: "data.mdb is empty (cut short to nothing)".into(),
             });
         }
+        let settings = Settings { durable, commit_log, read_only, map_size };
+        // A compaction in another process holds new openers here until it has put the compacted
+        // file in place (`compact.rs`). Taken before LMDB's lock byte below: a compaction's
+        // reopen waits in LMDB's lock, so holding that byte while waiting here would deadlock.
+        // An open with the log holds the gate alone until its checkpoint is saved, so another
+        // zarrdb opener finds the checkpoint (and the database locked) rather than waiting in
+        // LMDB's lock for as long as this handle lives.
+        let gate = if commit_log && data.exists() {
+            let gate = compact::close_gate(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?;
+            Some(gate.ok_or_else(|| OpenError::Locked { path: display.clone(), backend: NAME })?)
+        } else {
+            compact::wait_for_compaction(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?
+        };
+        let registered = registry::Registered::new(path)
+            .ok_or_else(|| OpenError::Locked { path: display.clone(), backend: NAME })?;
         // A crash left the commit log's checkpoint: its meta pages go back into the file before
         // anything reads it, with the folder held alone (`log.rs`).
-        let alone = if commit_log || path.join(log::CHECKPOINT).exists() {
+        let recovering = path.join(log::CHECKPOINT).exists();
+        let alone = if commit_log || recovering {
             if read_only {
                 return Err(OpenError::Engine {
                     path: display,
@@ -134,12 +153,12 @@ impl LmdbEngine {
             }
             let lock = log::lock_alone(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
             let Some(lock) = lock else { return Err(OpenError::Locked { path: display, backend: NAME }) };
-            log::restore_checkpoint(path, &data).map_err(|why| OpenError::Corrupted {
+            let restored = log::restore_checkpoint(path, &data).map_err(|why| OpenError::Corrupted {
                 path: display.clone(),
                 backend: NAME,
                 source: why.into(),
             })?;
-            Some(lock)
+            Some((lock, restored))
         } else {
             None
         };
@@ -151,19 +170,13 @@ impl LmdbEngine {
                 source: why.into(),
             })?;
         }
-        let settings = Settings { durable, commit_log, read_only, map_size };
-        // A compaction in another process holds new openers here until it has put the compacted
-        // file in place (`compact.rs`).
-        let gate =
-            compact::wait_for_compaction(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?;
         let mut opened = open_env(path, settings)?;
-        drop(gate);
         let log = match alone {
-            Some(lock) => {
+            Some((lock, restored)) => {
                 // Closing any descriptor of lock.mdb drops this process's locks on it, LMDB's
                 // own included: the file stays open with the environment.
                 opened.lock_file = Some(lock);
-                log::start(&mut opened, path, &data, commit_log).map_err(|e| OpenError::Engine {
+                log::start(&mut opened, path, &data, commit_log, restored).map_err(|e| OpenError::Engine {
                     path: display.clone(),
                     backend: NAME,
                     source: Box::new(e),
@@ -171,6 +184,8 @@ impl LmdbEngine {
             }
             None => None,
         };
+        // Other zarrdb openers waited until the log's records were applied.
+        drop(gate);
         let engine = LmdbEngine {
             current: Arc::new(RwLock::new(Some(opened))),
             path: path.to_owned(),
@@ -178,6 +193,7 @@ impl LmdbEngine {
             reader_check: Mutex::new(Instant::now()),
             data,
             log: Mutex::new(log),
+            _registered: registered,
         };
         if !read_only {
             engine.clear_stale_readers(true);
@@ -196,7 +212,7 @@ impl LmdbEngine {
             drop(current);
             let mut current = self.current.write();
             if current.is_none() {
-                let opened = open_env(&self.path, self.settings).map_err(reopen_failed(operation))?;
+                let opened = log::open_alone(&self.path, self.settings).map_err(reopen_failed(operation))?;
                 *current = Some(opened);
             }
         }
@@ -656,117 +672,6 @@ impl KvWriter for LmdbWriter {
         drop(hold);
         self.engine.grow()?;
         self.engine.commit(batch, true)
-    }
-}
-
-struct LmdbSnapshot {
-    /// LMDB lets one thread at a time use a read transaction.
-    txn: Mutex<RoTxn<'static, WithoutTls>>,
-    db: Db,
-    mapping: Arc<fault::Mapping>,
-    /// The bytes of the mapping in use by this snapshot: every value lies within them.
-    limit: usize,
-    layout: Layout,
-    _hold: Hold,
-}
-
-impl LmdbSnapshot {
-    /// Run `f` on the value under `key` and the checksum it must match (`sealed.rs`).
-    fn with_stored<R>(
-        &self,
-        key: &str,
-        f: impl FnOnce(&[u8], Option<u32>) -> Result<R, StoreError>,
-    ) -> Result<Option<R>, StoreError> {
-        let txn = self.txn.lock();
-        let found = self.db.get(&txn, key);
-        self.mapping.check(NAME, "get", key)?;
-        let Some(stored) = found.map_err(lmdb_error("get", key))? else { return Ok(None) };
-        // A damaged size would have the copy read far past the file (and allocate as much).
-        if !self.mapping.holds(stored, self.limit) {
-            return Err(damaged(key, "the value's size runs past the pages in use"));
-        }
-        // SAFETY: `stored` lies in a page of the map that this snapshot's read transaction sees.
-        // LMDB neither changes nor reuses a page a live read transaction can see; the transaction
-        // lives as long as `self` (it is `self.txn`), and the map is not moved while `self` holds
-        // `_hold` (a remap waits for every hold). So the bytes stay valid for the borrow of
-        // `self` after the lock is let go: it serialises LMDB's calls on the transaction, and
-        // reading the bytes is none, so other threads' lookups need not wait for `f`.
-        let stored: &[u8] = unsafe { std::slice::from_raw_parts(stored.as_ptr(), stored.len()) };
-        drop(txn);
-        let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
-        let result = f(value, sum);
-        self.mapping.check(NAME, "get", key)?;
-        result.map(Some)
-    }
-}
-
-fn damaged(key: &str, what: &'static str) -> StoreError {
-    StoreError::Damaged { backend: NAME, operation: "get", key: key.to_owned(), what }
-}
-
-impl KvSnapshot for LmdbSnapshot {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_stored(key, |value, sum| {
-            // Copied first: the check then reads the copy from the CPU's cache, not the mapping.
-            let copy = value.to_vec();
-            sealed::verify(key, &copy, sum).map_err(|what| damaged(key, what))?;
-            Ok(copy)
-        })
-    }
-
-    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_stored(key, |value, sum| {
-            if sealed::range_checks(value.len()) {
-                sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
-            }
-            slice_range(key, value, range)
-        })
-    }
-
-    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        self.with_stored(key, |value, _| Ok(value.len() as u64))
-    }
-
-    /// Straight from the map: the checksum is verified there and `read` decodes from there, so
-    /// the value is never copied (`with_stored` turns a read past the end of the file into an
-    /// error after `read` returns).
-    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let found = self.with_stored(key, |value, sum| {
-            sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
-            read(value);
-            Ok(())
-        })?;
-        Ok(found.is_some())
-    }
-
-    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
-        let txn = self.txn.lock();
-        // LMDB refuses empty keys, even as a bound.
-        let start = if from.is_empty() { Bound::Unbounded } else { Bound::Included(from) };
-        let bounds = (start, Bound::Unbounded);
-        let mut range = self.db.range(&txn, &bounds).map_err(lmdb_error("list", from))?;
-        let next = range.next().transpose().map_err(lmdb_error("list", from));
-        self.mapping.check(NAME, "list", from)?;
-        Ok(next?.and_then(|(k, _)| k.starts_with(within).then(|| k.to_owned())))
-    }
-
-    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let txn = self.txn.lock();
-        let mut keys = Vec::new();
-        // LMDB refuses empty keys, even as a prefix.
-        let start = if prefix.is_empty() { Bound::Unbounded } else { Bound::Included(prefix) };
-        for entry in self.db.range(&txn, &(start, Bound::Unbounded)).map_err(lmdb_error("list", prefix))? {
-            let key = entry.map_err(lmdb_error("list", prefix))?.0;
-            if !key.starts_with(prefix) {
-                break;
-            }
-            if keys.last().is_some_and(|last: &String| last.as_str() >= key) {
-                return Err(out_of_order(NAME, "list", prefix));
-            }
-            keys.push(key.to_owned());
-        }
-        self.mapping.check(NAME, "list", prefix)?;
-        Ok(keys)
     }
 }
 
