@@ -51,18 +51,7 @@ impl LmdbEngine {
         }
         let failed = |source| CompactError::Engine { database: database.to_owned(), source };
         let in_use = |holder| CompactError::InUse { database: database.to_owned(), holder };
-        // With the commit log: synced and whole on the disk, nothing to recover, no pin (the
-        // environment closes); the compacted file is checkpointed by the next commit.
         let mut log = self.log.lock();
-        if let Some(log) = log.as_mut() {
-            self.checkpoint(&*self.hold("compact").map_err(failed)?, log).map_err(failed)?;
-            log.unpin();
-            let removed = super::log::remove_checkpoint(&self.path);
-            removed.map_err(|source| {
-                failed(StoreError::Io { operation: "compact", key: self.path.display().to_string(), source })
-            })?;
-            log.log.remove();
-        }
         // Opens the environment first if an earlier compaction left it closed.
         drop(self.hold("compact").map_err(failed)?);
         let Some(mut current) = self.current.try_write() else {
@@ -76,6 +65,16 @@ impl LmdbEngine {
             return Err(in_use("another process opening the database"));
         };
         let Some(opened) = current.as_mut() else { return Err(failed(closed())) };
+        // With the commit log, once nothing but the copy can stop the compaction (this process holds LMDB's lock byte already): synced
+        // and whole on the disk, nothing to recover, no pin (the environment closes). The
+        // compacted file is checkpointed before the gate opens, below.
+        if let Some(log) = log.as_mut() {
+            self.checkpoint(opened, log).map_err(failed)?;
+            log.unpin();
+            let removed = super::log::remove_checkpoint(&self.path);
+            removed.map_err(|source| failed(io(&self.path)(source)))?;
+            log.log.remove();
+        }
         let lock_path = self.path.join("lock.mdb");
         let lock_file = match opened.lock_file.take() {
             Some(file) => file,

@@ -156,24 +156,75 @@ pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
     Ok(lock_byte(&file, libc::F_WRLCK)?.then_some(file))
 }
 
-/// Open the environment again (after a compaction left it closed), holding the folder alone
-/// when the log needs it.
-pub(super) fn open_alone(folder: &Path, settings: Settings) -> Result<Opened, OpenError> {
-    let mut opened = open_env(folder, settings)?;
-    if settings.commit_log {
-        let locked =
-            lock_alone(folder).map_err(|source| OpenError::Io { path: folder.display().to_string(), source })?;
-        let Some(lock) = locked else {
-            return Err(OpenError::Locked { path: folder.display().to_string(), backend: NAME });
-        };
-        opened.lock_file = Some(lock);
+/// `Err` once commits are refused (see `LmdbLog::refusal`).
+fn refused(folder: &Path, log: &LmdbLog) -> Result<(), StoreError> {
+    match log.refusal {
+        None => Ok(()),
+        Some(why) => Err(StoreError::Engine {
+            backend: NAME,
+            operation: "commit",
+            key: folder.display().to_string(),
+            source: why.into(),
+        }),
     }
-    Ok(opened)
+}
+
+/// Open the environment again after a compaction left it closed: not with the log, since
+/// another process may have opened the database meanwhile and committed past this handle's
+/// position in the log (the handle must be opened again, which recovers from any checkpoint).
+pub(super) fn open_again(folder: &Path, settings: Settings) -> Result<Opened, OpenError> {
+    if settings.commit_log {
+        return Err(OpenError::Engine {
+            path: folder.display().to_string(),
+            backend: NAME,
+            source: "a compaction could not open the compacted file, and the commit log needs the database opened \
+                     again from the start: close this handle and open the database again"
+                .into(),
+        });
+    }
+    open_env(folder, settings)
+}
+
+/// Whether another process holds LMDB's lock byte of `folder` for writing for longer than an
+/// open takes (LMDB holds it a moment while a first opener sets up `lock.mdb`): a handle with
+/// the commit log. Only asks (`F_GETLK`); the descriptor it closes holds no lock of this
+/// process, which has no other handle of the folder open (`registry.rs`).
+pub(super) fn held_alone_elsewhere(folder: &Path) -> bool {
+    let Ok(file) = File::open(folder.join("lock.mdb")) else { return false };
+    let start = std::time::Instant::now();
+    loop {
+        if !write_locked(&file) {
+            return false;
+        }
+        if start.elapsed() >= std::time::Duration::from_secs(2) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Whether another process holds a lock on byte 0 of `file` that a read lock would conflict with.
+fn write_locked(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `flock` is plain data; all-zero is a valid value, filled in below.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_RDLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = 0;
+    lock.l_len = 1;
+    // SAFETY: the descriptor is open for the call (borrowed from `file`), and `lock` is a valid
+    // `struct flock` that F_GETLK reads and overwrites.
+    let asked = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    asked == 0 && lock.l_type != libc::F_UNLCK as libc::c_short
 }
 
 impl LmdbEngine {
     /// Make the latest commit the checkpoint: sync, save its meta pages, pin it.
     pub(super) fn checkpoint(&self, opened: &Opened, log: &mut LmdbLog) -> Result<(), StoreError> {
+        // After a failed sync no later one can be trusted (imports and compactions checkpoint
+        // too, so the refusal is checked here).
+        refused(&self.path, log)?;
+        log.log.usable()?;
         if let Err(e) = opened.env.force_sync() {
             log.refusal = Some(
                 "a sync of data.mdb failed, so what reached the disk is unknown: close the database and open it \
@@ -191,14 +242,7 @@ impl LmdbEngine {
     /// Commit `batch` with the log (see the module's documentation).
     pub(super) fn commit_logged(&self, log: &mut LmdbLog, batch: &WriteBatch, durable: bool) -> Result<(), StoreError> {
         log.log.usable()?;
-        if let Some(why) = log.refusal {
-            return Err(StoreError::Engine {
-                backend: NAME,
-                operation: "commit",
-                key: self.path.display().to_string(),
-                source: why.into(),
-            });
-        }
+        refused(&self.path, log)?;
         loop {
             let hold = self.hold("commit")?;
             check_keys(&hold, batch)?;

@@ -130,6 +130,16 @@ impl LmdbEngine {
         // An open with the log holds the gate alone until its checkpoint is saved, so another
         // zarrdb opener finds the checkpoint (and the database locked) rather than waiting in
         // LMDB's lock for as long as this handle lives.
+        if commit_log && create && !data.exists() {
+            // Something for the gate to lock: LMDB takes an empty data.mdb for a new one.
+            let made = std::fs::File::options().write(true).create_new(true).open(&data);
+            match made {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(OpenError::Io { path: display, source: e });
+                }
+                _ => {}
+            }
+        }
         let gate = if commit_log && data.exists() {
             let gate = compact::close_gate(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?;
             Some(gate.ok_or_else(|| OpenError::Locked { path: display.clone(), backend: NAME })?)
@@ -160,10 +170,16 @@ impl LmdbEngine {
             })?;
             Some((lock, restored))
         } else {
+            // A process with the commit log holds LMDB's lock byte for as long as it has the
+            // database open; LMDB's own open would wait for it that long.
+            if log::held_alone_elsewhere(path) {
+                return Err(OpenError::Locked { path: display, backend: NAME });
+            }
             None
         };
-        // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs).
-        if verify && data.exists() {
+        // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs). An
+        // empty file is a new database (an open of an existing one was refused above).
+        if verify && std::fs::metadata(&data).is_ok_and(|m| m.len() > 0) {
             walk::verify(&data).map_err(|why| OpenError::Corrupted {
                 path: display.clone(),
                 backend: NAME,
@@ -212,7 +228,7 @@ impl LmdbEngine {
             drop(current);
             let mut current = self.current.write();
             if current.is_none() {
-                let opened = log::open_alone(&self.path, self.settings).map_err(reopen_failed(operation))?;
+                let opened = log::open_again(&self.path, self.settings).map_err(reopen_failed(operation))?;
                 *current = Some(opened);
             }
         }
