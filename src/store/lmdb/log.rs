@@ -185,37 +185,33 @@ pub(super) fn open_again(folder: &Path, settings: Settings) -> Result<Opened, Op
     open_env(folder, settings)
 }
 
-/// Whether another process holds LMDB's lock byte of `folder` for writing for longer than an
-/// open takes (LMDB holds it a moment while a first opener sets up `lock.mdb`): a handle with
-/// the commit log. Only asks (`F_GETLK`); the descriptor it closes holds no lock of this
-/// process, which has no other handle of the folder open (`registry.rs`).
-pub(super) fn held_alone_elsewhere(folder: &Path) -> bool {
-    let Ok(file) = File::open(folder.join("lock.mdb")) else { return false };
+/// Take a read lock on LMDB's lock byte of `folder` without waiting (LMDB's own open would
+/// wait), retrying for up to 2 s since LMDB's first opener holds it for writing a moment while
+/// it sets up `lock.mdb`. `Ok(Some(None))` when there is no `lock.mdb` to lock (a new database,
+/// or one on read-only media); `Ok(None)` when another process holds it for writing (a handle
+/// with the commit log). The file must then stay open as long as LMDB's environment (see
+/// [`lock_alone`]); closing it holds no other lock of this process, which has no other handle of
+/// the folder open (`registry.rs`).
+pub(super) fn lock_shared(folder: &Path) -> io::Result<Option<Option<File>>> {
+    // For writing where it may be: a compaction turns this lock into a write lock.
+    let path = folder.join("lock.mdb");
+    let file = match File::options().read(true).write(true).open(&path).or_else(|_| File::open(&path)) {
+        Ok(file) => file,
+        Err(_) => return Ok(Some(None)),
+    };
     let start = std::time::Instant::now();
     loop {
-        if !write_locked(&file) {
-            return false;
+        match lock_byte(&file, libc::F_RDLCK) {
+            Ok(true) => return Ok(Some(Some(file))),
+            Ok(false) => {}
+            // A file system without locks: LMDB's own open finds out what it can.
+            Err(_) => return Ok(Some(None)),
         }
         if start.elapsed() >= std::time::Duration::from_secs(2) {
-            return true;
+            return Ok(None);
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-}
-
-/// Whether another process holds a lock on byte 0 of `file` that a read lock would conflict with.
-fn write_locked(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: `flock` is plain data; all-zero is a valid value, filled in below.
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = libc::F_RDLCK as libc::c_short;
-    lock.l_whence = libc::SEEK_SET as libc::c_short;
-    lock.l_start = 0;
-    lock.l_len = 1;
-    // SAFETY: the descriptor is open for the call (borrowed from `file`), and `lock` is a valid
-    // `struct flock` that F_GETLK reads and overwrites.
-    let asked = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
-    asked == 0 && lock.l_type != libc::F_UNLCK as libc::c_short
 }
 
 impl LmdbEngine {

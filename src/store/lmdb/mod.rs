@@ -114,15 +114,6 @@ impl LmdbEngine {
             std::fs::create_dir_all(path).map_err(|source| OpenError::Io { path: display.clone(), source })?;
         }
         let data = path.join("data.mdb");
-        // LMDB takes an empty data.mdb for a new environment and initialises it: for an open of
-        // an existing database that would hide a file emptied by damage behind an empty database.
-        if !create && std::fs::metadata(&data).is_ok_and(|m| m.len() == 0) {
-            return Err(OpenError::Corrupted {
-                path: display,
-                backend: NAME,
-                source: "data.mdb is empty (cut short to nothing)".into(),
-            });
-        }
         let settings = Settings { durable, commit_log, read_only, map_size };
         // A compaction in another process holds new openers here until it has put the compacted
         // file in place (`compact.rs`). Taken before LMDB's lock byte below: a compaction's
@@ -132,7 +123,10 @@ impl LmdbEngine {
         // LMDB's lock for as long as this handle lives.
         if commit_log && create && !data.exists() {
             // Something for the gate to lock: LMDB takes an empty data.mdb for a new one.
-            let made = std::fs::File::options().write(true).create_new(true).open(&data);
+            // Private, as LMDB creates it.
+            let made =
+                std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().write(true).create_new(true), 0o600)
+                    .open(&data);
             match made {
                 Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
                     return Err(OpenError::Io { path: display, source: e });
@@ -146,6 +140,16 @@ impl LmdbEngine {
         } else {
             compact::wait_for_compaction(&data).map_err(|source| OpenError::Io { path: display.clone(), source })?
         };
+        // After the gate: a database being created with the log is empty until then.
+        // LMDB takes an empty data.mdb for a new environment and initialises it: for an open of
+        // an existing database that would hide a file emptied by damage behind an empty database.
+        if !create && std::fs::metadata(&data).is_ok_and(|m| m.len() == 0) {
+            return Err(OpenError::Corrupted {
+                path: display,
+                backend: NAME,
+                source: "data.mdb is empty (cut short to nothing)".into(),
+            });
+        }
         let registered = registry::Registered::new(path)
             .ok_or_else(|| OpenError::Locked { path: display.clone(), backend: NAME })?;
         // A crash left the commit log's checkpoint: its meta pages go back into the file before
@@ -170,12 +174,19 @@ impl LmdbEngine {
             })?;
             Some((lock, restored))
         } else {
-            // A process with the commit log holds LMDB's lock byte for as long as it has the
-            // database open; LMDB's own open would wait for it that long.
-            if log::held_alone_elsewhere(path) {
-                return Err(OpenError::Locked { path: display, backend: NAME });
-            }
             None
+        };
+        // A process with the commit log holds LMDB's lock byte for writing for as long as it has
+        // the database open, and LMDB's own open would wait that long: a read lock on it, taken
+        // without waiting before LMDB's open and kept with the environment, refuses the open
+        // instead, and keeps such a process out until this handle closes.
+        let shared = match alone {
+            Some(_) => None,
+            None => match log::lock_shared(path) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => return Err(OpenError::Locked { path: display, backend: NAME }),
+                Err(source) => return Err(OpenError::Io { path: display, source }),
+            },
         };
         // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs). An
         // empty file is a new database (an open of an existing one was refused above).
@@ -198,7 +209,10 @@ impl LmdbEngine {
                     source: Box::new(e),
                 })?
             }
-            None => None,
+            None => {
+                opened.lock_file = shared;
+                None
+            }
         };
         // Other zarrdb openers waited until the log's records were applied.
         drop(gate);
