@@ -185,9 +185,12 @@ pub(super) fn open_again(folder: &Path, settings: Settings) -> Result<Opened, Op
     open_env(folder, settings)
 }
 
-/// Take a read lock on LMDB's lock byte of `folder` without waiting (LMDB's own open would
-/// wait), retrying for up to 2 s since LMDB's first opener holds it for writing a moment while
-/// it sets up `lock.mdb`. `Ok(Some(None))` when there is no `lock.mdb` to lock (a new database,
+/// Lock LMDB's lock byte of `folder` without waiting (LMDB's own open would wait): for writing
+/// when no other process has the database open, so that LMDB's open, whose own locks merge with
+/// this process's, still finds itself the first opener, sets up `lock.mdb` and then shares the
+/// lock itself; otherwise for reading, retrying for up to 2 s since LMDB's first opener holds it
+/// for writing a moment while it sets up `lock.mdb`. (A read lock alone would keep two processes
+/// opening at once from both being first, and a stale `lock.mdb` would then never be reset.) `Ok(Some(None))` when there is no `lock.mdb` to lock (a new database,
 /// or one on read-only media); `Ok(None)` when another process holds it for writing (a handle
 /// with the commit log). The file must then stay open as long as LMDB's environment (see
 /// [`lock_alone`]); closing it holds no other lock of this process, which has no other handle of
@@ -200,6 +203,9 @@ pub(super) fn lock_shared(folder: &Path) -> io::Result<Option<Option<File>>> {
         Err(_) => return Ok(Some(None)),
     };
     let start = std::time::Instant::now();
+    if let Ok(true) = lock_byte(&file, libc::F_WRLCK) {
+        return Ok(Some(Some(file)));
+    }
     loop {
         match lock_byte(&file, libc::F_RDLCK) {
             Ok(true) => return Ok(Some(Some(file))),

@@ -176,18 +176,6 @@ impl LmdbEngine {
         } else {
             None
         };
-        // A process with the commit log holds LMDB's lock byte for writing for as long as it has
-        // the database open, and LMDB's own open would wait that long: a read lock on it, taken
-        // without waiting before LMDB's open and kept with the environment, refuses the open
-        // instead, and keeps such a process out until this handle closes.
-        let shared = match alone {
-            Some(_) => None,
-            None => match log::lock_shared(path) {
-                Ok(Some(lock)) => lock,
-                Ok(None) => return Err(OpenError::Locked { path: display, backend: NAME }),
-                Err(source) => return Err(OpenError::Io { path: display, source }),
-            },
-        };
         // Before LMDB maps the file: a damaged page can make LMDB itself fault (walk.rs). An
         // empty file is a new database (an open of an existing one was refused above).
         if verify && std::fs::metadata(&data).is_ok_and(|m| m.len() > 0) {
@@ -197,6 +185,18 @@ impl LmdbEngine {
                 source: why.into(),
             })?;
         }
+        // A process with the commit log holds LMDB's lock byte for writing for as long as it has
+        // the database open, and LMDB's own open would wait that long: a lock on it, taken
+        // without waiting right before LMDB's open (after the walk) and kept with the environment,
+        // refuses the open instead, and keeps such a process out until this handle closes.
+        let shared = match alone {
+            Some(_) => None,
+            None => match log::lock_shared(path) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => return Err(OpenError::Locked { path: display, backend: NAME }),
+                Err(source) => return Err(OpenError::Io { path: display, source }),
+            },
+        };
         let mut opened = open_env(path, settings)?;
         let log = match alone {
             Some((lock, restored)) => {
