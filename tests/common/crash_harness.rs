@@ -61,7 +61,8 @@ pub trait Workload {
 }
 
 /// The tests of a crash test binary: `child_entry` running the workload `$model`, and for each
-/// configuration (durable on redb, LMDB and sled; fast on redb and LMDB) a test of `$ci` kills
+/// configuration (durable on redb, LMDB, LMDB behind its commit log and sled; fast on redb, LMDB
+/// and LMDB behind the log) a test of `$ci` kills
 /// (`redb_durable_survives_kills`...) and an ignored one of `$full` kills
 /// (`redb_durable_survives_200_kills`...; `$how` says how to run them).
 macro_rules! crash_tests {
@@ -75,26 +76,28 @@ macro_rules! crash_tests {
         $crate::crash_harness::crash_tests!(@config $model, $ci, $full, $how;
             redb_durable_survives_kills, redb_durable_survives_200_kills: Redb, Durable, KeepsAcknowledged;
             lmdb_durable_survives_kills, lmdb_durable_survives_200_kills: Lmdb, Durable, KeepsAcknowledged;
+            lmdb_log_durable_survives_kills, lmdb_log_durable_survives_200_kills: LmdbLog, Durable, KeepsAcknowledged;
             sled_durable_survives_kills, sled_durable_survives_200_kills: Sled, Durable, KeepsAcknowledged;
             redb_fast_survives_kills, redb_fast_survives_200_kills: Redb, Fast, SomePrefix;
             lmdb_fast_survives_kills, lmdb_fast_survives_200_kills: Lmdb, Fast, KeepsAcknowledged;
+            lmdb_log_fast_survives_kills, lmdb_log_fast_survives_200_kills: LmdbLog, Fast, KeepsAcknowledged;
         );
     };
     (@config $model:ty, $ci:expr, $full:expr, $how:literal;
-     $($ci_test:ident, $full_test:ident: $backend:ident, $durability:ident, $promise:ident;)*) => {$(
+     $($ci_test:ident, $full_test:ident: $engine:ident, $durability:ident, $promise:ident;)*) => {$(
         #[test]
         fn $ci_test() {
-            use $crate::crash_harness::{crash_loop, Promise};
-            use zarrdb::{Backend, Durability};
-            crash_loop::<$model>(Backend::$backend, Durability::$durability, Promise::$promise, $ci);
+            use $crate::crash_harness::{crash_loop, Engine, Promise};
+            use zarrdb::Durability;
+            crash_loop::<$model>(Engine::$engine, Durability::$durability, Promise::$promise, $ci);
         }
 
         #[test]
         #[ignore = $how]
         fn $full_test() {
-            use $crate::crash_harness::{crash_loop, Promise};
-            use zarrdb::{Backend, Durability};
-            crash_loop::<$model>(Backend::$backend, Durability::$durability, Promise::$promise, $full);
+            use $crate::crash_harness::{crash_loop, Engine, Promise};
+            use zarrdb::Durability;
+            crash_loop::<$model>(Engine::$engine, Durability::$durability, Promise::$promise, $full);
         }
     )*};
 }
@@ -111,14 +114,51 @@ pub enum Promise {
     SomePrefix,
 }
 
+/// The engine under test: a backend, and for LMDB whether it runs behind its commit log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Redb,
+    Lmdb,
+    /// LMDB with `DatabaseBuilder::lmdb_commit_log(true)`.
+    LmdbLog,
+    Sled,
+}
+
+impl Engine {
+    fn backend(self) -> Backend {
+        match self {
+            Engine::Redb => Backend::Redb,
+            Engine::Lmdb | Engine::LmdbLog => Backend::Lmdb,
+            Engine::Sled => Backend::Sled,
+        }
+    }
+
+    /// The name the child is told (`ZARRDB_CRASH_ENGINE`).
+    fn name(self) -> &'static str {
+        match self {
+            Engine::LmdbLog => "lmdb-log",
+            other => other.backend().name(),
+        }
+    }
+
+    fn from_name(name: &str) -> Engine {
+        [Engine::Redb, Engine::Lmdb, Engine::LmdbLog, Engine::Sled]
+            .into_iter()
+            .find(|engine| engine.name() == name)
+            .unwrap_or_else(|| panic!("unknown engine {name}"))
+    }
+}
+
 const DB_ENV: &str = "ZARRDB_CRASH_DB";
-const BACKEND_ENV: &str = "ZARRDB_CRASH_BACKEND";
+const ENGINE_ENV: &str = "ZARRDB_CRASH_ENGINE";
 const FAST_ENV: &str = "ZARRDB_CRASH_FAST";
 const START_ENV: &str = "ZARRDB_CRASH_START";
 const STOP_ENV: &str = "ZARRDB_CRASH_STOP";
 
-fn open(backend: Backend, durability: Durability, path: &Path) -> Result<Database, zarrdb::Error> {
-    Database::builder().backend(backend).durability(durability).open(path)
+/// Open the database at `path`; `log` chooses whether LMDB runs behind its commit log (a
+/// database left by a process that had it is recovered either way).
+fn open(backend: Backend, log: bool, durability: Durability, path: &Path) -> Result<Database, zarrdb::Error> {
+    Database::builder().backend(backend).lmdb_commit_log(log).durability(durability).open(path)
 }
 
 /// The child: run transactions from the state the parent checked until killed (or, with
@@ -126,16 +166,12 @@ fn open(backend: Backend, durability: Durability, path: &Path) -> Result<Databas
 /// started by [`run_child`].
 pub fn child_main<W: Workload>() {
     let Some(path) = std::env::var_os(DB_ENV) else { return };
-    let backend = match std::env::var(BACKEND_ENV).unwrap().as_str() {
-        "redb" => Backend::Redb,
-        "lmdb" => Backend::Lmdb,
-        "sled" => Backend::Sled,
-        other => panic!("unknown backend {other}"),
-    };
+    let engine = Engine::from_name(&std::env::var(ENGINE_ENV).unwrap());
     let durability = if std::env::var(FAST_ENV).unwrap() == "1" { Durability::Fast } else { Durability::Durable };
     let start: u64 = std::env::var(START_ENV).unwrap().parse().unwrap();
     let stop: u64 = std::env::var(STOP_ENV).map_or(u64::MAX, |s| s.parse().unwrap());
-    let db = open(backend, durability, Path::new(&path)).expect("the child opens the database");
+    let db = open(engine.backend(), engine == Engine::LmdbLog, durability, Path::new(&path))
+        .expect("the child opens the database");
     let found = W::committed_txn(&db).unwrap();
     assert_eq!(found, start, "the child found the state after {found}; the parent checked {start}");
     let mut out = std::io::stdout().lock();
@@ -162,7 +198,7 @@ fn is_ready(line: &str) -> bool {
 /// Start a child on the database at `path` (in the state after `start`). Without `stop`, kill it
 /// at a random moment; with it, let it run transactions up to `stop` and close the database.
 fn run_child(
-    (backend, durability): (Backend, Durability),
+    (engine, durability): (Engine, Durability),
     path: &Path,
     start: u64,
     stop: Option<u64>,
@@ -174,7 +210,7 @@ fn run_child(
     command
         .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
         .env(DB_ENV, path)
-        .env(BACKEND_ENV, backend.name())
+        .env(ENGINE_ENV, engine.name())
         .env(FAST_ENV, if durability == Durability::Fast { "1" } else { "0" })
         .env(START_ENV, start.to_string())
         .stdin(Stdio::null())
@@ -244,14 +280,16 @@ struct Figures {
 
 /// Run children on one database until `kills` of them were killed (one in four is let to close the
 /// database instead); check the database after each.
-pub fn crash_loop<W: Workload>(backend: Backend, durability: Durability, promise: Promise, kills: u32) {
+pub fn crash_loop<W: Workload>(engine: Engine, durability: Durability, promise: Promise, kills: u32) {
+    let backend = engine.backend();
     let began = Instant::now();
     let seed = std::env::var("ZARRDB_CRASH_SEED").map_or(0x6b11, |s| s.parse().expect("ZARRDB_CRASH_SEED is a number"));
-    let stream = backend.name().bytes().fold(u64::from(durability == Durability::Fast), |h, b| h * 31 + u64::from(b));
+    let stream = engine.name().bytes().fold(u64::from(durability == Durability::Fast), |h, b| h * 31 + u64::from(b));
     let mut rng = SplitMix::new(seed, stream);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(backend.name());
-    let db = Database::builder().backend(backend).durability(durability).create(&path).unwrap();
+    let log = engine == Engine::LmdbLog;
+    let db = Database::builder().backend(backend).lmdb_commit_log(log).durability(durability).create(&path).unwrap();
     W::setup(&db).unwrap();
     drop(db);
     let mut model = W::initial();
@@ -259,14 +297,18 @@ pub fn crash_loop<W: Workload>(backend: Backend, durability: Durability, promise
     while fig.kills < kills {
         let start = model.txn();
         let stop = (rng.range(0, 3) == 0).then(|| start + rng.range(1, 20));
-        let ended = run_child((backend, durability), &path, start, stop, &mut rng);
+        let ended = run_child((engine, durability), &path, start, stop, &mut rng);
         let ack = ended.acknowledged;
         let ctx = format!(
-            "{backend:?} {durability:?}, child {} (seed {seed}): started after {start}, acknowledged {ack}, {}",
+            "{engine:?} {durability:?}, child {} (seed {seed}): started after {start}, acknowledged {ack}, {}",
             fig.kills + fig.closes + 1,
             if ended.killed { "killed" } else { "closed the database" }
         );
-        let db = open(backend, durability, &path).unwrap_or_else(|e| panic!("{ctx}: the database does not open: {e}"));
+        // Behind the log, every other check opens without it: either opener recovers what a
+        // killed child left (its checkpoint and records).
+        let with_log = log && (fig.kills + fig.closes) % 2 == 0;
+        let db = open(backend, with_log, durability, &path)
+            .unwrap_or_else(|e| panic!("{ctx}: the database does not open: {e}"));
         let found = W::committed_txn(&db).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let allowed = match (ended.killed, promise) {
             (false, _) => found == ack,
@@ -296,7 +338,7 @@ pub fn crash_loop<W: Workload>(backend: Backend, durability: Durability, promise
         }
     }
     eprintln!(
-        "{backend:?} {durability:?}: {} kills ({} before the child was ready) and {} clean closes; {} distinct \
+        "{engine:?} {durability:?}: {} kills ({} before the child was ready) and {} clean closes; {} distinct \
          states after a kill, last {}; {} commits found that were never acknowledged, {} acknowledged \
          commits lost; {:.1} s",
         fig.kills,
