@@ -40,9 +40,11 @@ impl Database {
     /// `backend` is "redb" (default), "lmdb" or "sled"; `durability` "durable" (default) or "fast";
     /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
     /// too can read and write it at the same time; `cache_size` is redb's page cache in bytes
-    /// (`registry::DEFAULT_REDB_CACHE` when None).
+    /// (`registry::DEFAULT_REDB_CACHE` when None); `commit_log` runs LMDB behind zarrdb's commit
+    /// log (`DatabaseBuilder::lmdb_commit_log`: faster durable commits, the folder held alone).
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false))]
+    #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments, passed through")]
     fn open(
         py: Python<'_>,
         path: std::path::PathBuf,
@@ -51,6 +53,7 @@ impl Database {
         durability: Option<&str>,
         multi_process: bool,
         cache_size: Option<usize>,
+        commit_log: bool,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -71,9 +74,13 @@ impl Database {
                 )))
             }
         };
-        let db = py
-            .detach(|| registry::open(&path, create, backend, durability, multi_process, cache_size))
-            .map_err(to_py)?;
+        if commit_log && backend != Backend::Lmdb {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "commit_log is LMDB's option (redb commits through its own log already)",
+            ));
+        }
+        let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
+        let db = py.detach(|| registry::open(&path, create, backend, settings)).map_err(to_py)?;
         Ok(Database { db })
     }
 

@@ -49,17 +49,27 @@ fn identity(path: &Path) -> PathBuf {
     }
 }
 
-/// The live handle on `path`, or a new one. The first opener's durability, multi-process mode and
-/// cache size apply to every store sharing the handle; asking for another backend than the open
+/// How a new handle opens the database; an open handle keeps its first opener's.
+pub(crate) struct Settings {
+    pub(crate) durability: Durability,
+    /// redb's multi-writer mode.
+    pub(crate) multi_process: bool,
+    /// redb's page cache in bytes (`DEFAULT_REDB_CACHE` when None).
+    pub(crate) cache_size: Option<usize>,
+    /// LMDB behind zarrdb's commit log.
+    pub(crate) commit_log: bool,
+}
+
+/// The live handle on `path`, or a new one. The first opener's durability, multi-process mode,
+/// cache size and commit log apply to every store sharing the handle; asking for another backend than the open
 /// one is an error.
 pub(crate) fn open(
     path: &Path,
     create: bool,
     backend: Backend,
-    durability: Durability,
-    multi_process: bool,
-    cache_size: Option<usize>,
+    settings: Settings,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
+    let Settings { durability, multi_process, cache_size, commit_log } = settings;
     let id = identity(path);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
     let mut handles = handles().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -84,7 +94,8 @@ pub(crate) fn open(
         .backend(backend)
         .durability(durability)
         .redb_multi_writer(multi_process)
-        .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE));
+        .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE))
+        .lmdb_commit_log(commit_log);
     let db = if create { builder.create(path)? } else { builder.open(path)? };
     let entry = Arc::new(Entry { db, submitter: Submitter::default() });
     handles.insert(id, Arc::downgrade(&entry));

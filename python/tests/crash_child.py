@@ -93,11 +93,17 @@ def check_state(store: ZarrdbStore) -> int:
 
 
 def write_transactions(
-    conn: Connection | None, path: str, backend: str, multi_process: bool, count: int
+    conn: Connection | None,
+    path: str,
+    backend: str,
+    multi_process: bool,
+    count: int,
+    commit_log: bool = False,
 ) -> None:
     """The child process's work: commit ``count`` transactions (0: until killed) after the last
-    one stored, reporting each step through ``conn`` (None: no reports)."""
-    store = ZarrdbStore(path, backend=backend, multi_process=multi_process)  # type: ignore[arg-type]
+    one stored, reporting each step through ``conn`` (None: no reports). ``commit_log``: LMDB
+    behind zarrdb's commit log."""
+    store = ZarrdbStore(path, backend=backend, multi_process=multi_process, commit_log=commit_log)  # type: ignore[arg-type]
     n = check_state(store.snapshot())
 
     def report(tag: str) -> None:
