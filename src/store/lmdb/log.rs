@@ -185,36 +185,45 @@ pub(super) fn open_again(folder: &Path, settings: Settings) -> Result<Opened, Op
     open_env(folder, settings)
 }
 
+/// What [`lock_shared`] found.
+pub(super) enum SharedLock {
+    /// LMDB's lock byte, locked. The file must stay open as long as LMDB's environment (see
+    /// [`lock_alone`]); closing it drops no other lock of this process, which has no other
+    /// handle of the folder open (`registry.rs`).
+    Held(File),
+    /// Nothing to lock: no `lock.mdb` (a new database, or one on read-only media), or a file
+    /// system without locks, where LMDB's own open finds out what it can.
+    Nothing,
+    /// Another process holds it for writing: a handle with the commit log.
+    Refused,
+}
+
 /// Lock LMDB's lock byte of `folder` without waiting (LMDB's own open would wait): for writing
 /// when no other process has the database open, so that LMDB's open, whose own locks merge with
 /// this process's, still finds itself the first opener, sets up `lock.mdb` and then shares the
 /// lock itself; otherwise for reading, retrying for up to 2 s since LMDB's first opener holds it
 /// for writing a moment while it sets up `lock.mdb`. (A read lock alone would keep two processes
-/// opening at once from both being first, and a stale `lock.mdb` would then never be reset.) `Ok(Some(None))` when there is no `lock.mdb` to lock (a new database,
-/// or one on read-only media); `Ok(None)` when another process holds it for writing (a handle
-/// with the commit log). The file must then stay open as long as LMDB's environment (see
-/// [`lock_alone`]); closing it holds no other lock of this process, which has no other handle of
-/// the folder open (`registry.rs`).
-pub(super) fn lock_shared(folder: &Path) -> io::Result<Option<Option<File>>> {
+/// opening at once from both being first, and a stale `lock.mdb` would then never be reset.)
+pub(super) fn lock_shared(folder: &Path) -> SharedLock {
     // For writing where it may be: a compaction turns this lock into a write lock.
     let path = folder.join("lock.mdb");
     let file = match File::options().read(true).write(true).open(&path).or_else(|_| File::open(&path)) {
         Ok(file) => file,
-        Err(_) => return Ok(Some(None)),
+        Err(_) => return SharedLock::Nothing,
     };
     let start = std::time::Instant::now();
     if let Ok(true) = lock_byte(&file, libc::F_WRLCK) {
-        return Ok(Some(Some(file)));
+        return SharedLock::Held(file);
     }
     loop {
         match lock_byte(&file, libc::F_RDLCK) {
-            Ok(true) => return Ok(Some(Some(file))),
+            Ok(true) => return SharedLock::Held(file),
             Ok(false) => {}
             // A file system without locks: LMDB's own open finds out what it can.
-            Err(_) => return Ok(Some(None)),
+            Err(_) => return SharedLock::Nothing,
         }
         if start.elapsed() >= std::time::Duration::from_secs(2) {
-            return Ok(None);
+            return SharedLock::Refused;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

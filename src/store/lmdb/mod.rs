@@ -192,9 +192,9 @@ impl LmdbEngine {
         let shared = match alone {
             Some(_) => None,
             None => match log::lock_shared(path) {
-                Ok(Some(lock)) => lock,
-                Ok(None) => return Err(OpenError::Locked { path: display, backend: NAME }),
-                Err(source) => return Err(OpenError::Io { path: display, source }),
+                log::SharedLock::Held(lock) => Some(lock),
+                log::SharedLock::Nothing => None,
+                log::SharedLock::Refused => return Err(OpenError::Locked { path: display, backend: NAME }),
             },
         };
         let mut opened = open_env(path, settings)?;
