@@ -52,6 +52,12 @@ pub(super) const CHECKPOINT: &str = "zarrdb-checkpoint";
 /// The commit log, in the database's folder.
 pub(super) const LOG: &str = "zarrdb-log";
 const MAGIC: u32 = u32::from_le_bytes(*b"ZCKP");
+/// The log is checkpointed once its records would run past this. Small, unlike redb's: while
+/// the pin holds a checkpoint, LMDB reuses no page freed after it, so every commit until the next
+/// checkpoint takes new pages and `data.mdb` grows by about 2.5 times the records' bytes (10,000
+/// commits of 16 KiB on a 256 KiB array left a 110 MB file with 32 MiB, 14 MB with 4 MiB), which
+/// LMDB never gives back. A larger log also bought LMDB no throughput (docs/benchmarks.md).
+const CAPACITY: u64 = 4 << 20;
 const HEADER: usize = 24;
 
 /// The log of an LMDB engine and the checkpoint it protects.
@@ -137,8 +143,12 @@ pub(super) fn start(
         });
     }
     save_checkpoint(folder, data).map_err(io_error(folder))?;
-    let mut log =
-        LmdbLog { log: CommitLog::new(NAME, place(folder), replayed), pin: None, refusal: None, unlogged: false };
+    let mut log = LmdbLog {
+        log: CommitLog::new(NAME, place(folder), replayed, CAPACITY),
+        pin: None,
+        refusal: None,
+        unlogged: false,
+    };
     log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
     Ok(Some(log))
 }

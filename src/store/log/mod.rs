@@ -44,9 +44,6 @@ use record::{decode, encode, encoded_len, le_u64, Records, HEADER, LARGEST};
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;
 
-/// Once a record would end past this, the engine checkpoints and the log starts again at its
-/// beginning.
-const CAPACITY: u64 = 4 << 20;
 /// The file grows by this much at a time, written with zeros.
 const GROWTH: u64 = 256 << 10;
 /// The key holding the database id and the sequence number of the last record applied.
@@ -120,11 +117,15 @@ pub(crate) struct CommitLog {
     broken: bool,
     /// The record being committed.
     record: Vec<u8>,
+    /// Once a record would end past this many bytes, the engine checkpoints and the log starts
+    /// again at its beginning (each engine says how far its log may run).
+    capacity: u64,
 }
 
 impl CommitLog {
-    /// The log at `place` of a database where [`replay`] found `replayed`.
-    pub(crate) fn new(backend: &'static str, place: Place, replayed: Replayed) -> CommitLog {
+    /// The log at `place` of a database where [`replay`] found `replayed`, checkpointed once
+    /// `capacity` bytes would not hold the next record.
+    pub(crate) fn new(backend: &'static str, place: Place, replayed: Replayed, capacity: u64) -> CommitLog {
         let anchored = replayed.stored.is_some();
         let applied = replayed.stored.unwrap_or_else(Applied::fresh);
         CommitLog {
@@ -139,6 +140,7 @@ impl CommitLog {
             durable: applied.seq,
             broken: false,
             record: Vec::new(),
+            capacity,
         }
     }
 
@@ -167,7 +169,7 @@ impl CommitLog {
     /// and has no room for it: the engine checkpoints first ([`CommitLog::checkpointed`]).
     pub(crate) fn prepare(&mut self, batch: &WriteBatch) -> bool {
         encode(&mut self.record, batch, self.id, self.last + 1);
-        self.durable < self.last && self.offset + self.record.len() as u64 > CAPACITY
+        self.durable < self.last && self.offset + self.record.len() as u64 > self.capacity
     }
 
     /// What the engine's transaction applying the prepared record stores under [`APPLIED_KEY`].
