@@ -70,8 +70,13 @@ fn value(i: usize) -> Vec<u8> {
 }
 
 fn open(path: &Path, backend: Backend, durability: Durability) -> Database {
+    open_logged(path, backend, durability, false)
+}
+
+/// `open`, with LMDB behind its commit log when `log`.
+fn open_logged(path: &Path, backend: Backend, durability: Durability, log: bool) -> Database {
     let mut builder = Database::builder();
-    builder.backend(backend).durability(durability);
+    builder.backend(backend).durability(durability).lmdb_commit_log(log);
     builder.open(path).unwrap()
 }
 
@@ -112,26 +117,36 @@ fn check(db: &Database, prefix: &str, at_least: usize) {
     }
 }
 
-fn durable_commits_survive(backend: Backend, file: &str) {
+/// Fill the disk with durable commits (LMDB behind its commit log when `log`), then open the
+/// database again (with the log when `log`, and then without it) and find every acknowledged one.
+fn durable_commits_survive(backend: Backend, file: &str, log: bool) {
     let Some(disk) = SmallDisk::mount() else { return };
     let path = disk.mount.join(file);
     let mut builder = Database::builder();
     builder.backend(backend);
     drop(builder.create(&path).unwrap());
-    let acknowledged = fill(&open(&path, backend, Durability::Durable), "v")
+    let acknowledged = fill(&open_logged(&path, backend, Durability::Durable, log), "v")
         .unwrap_or_else(|| panic!("{backend:?}: {} MiB fitted on a {MIB} MiB disk", MIB * 4));
     assert!(acknowledged > 0, "{backend:?}: nothing fitted");
-    check(&open(&path, backend, Durability::Durable), "v", acknowledged);
+    check(&open_logged(&path, backend, Durability::Durable, log), "v", acknowledged);
+    if log {
+        check(&open(&path, backend, Durability::Durable), "v", acknowledged);
+    }
 }
 
 #[test]
 fn redb_reports_a_full_disk_and_keeps_every_durable_commit() {
-    durable_commits_survive(Backend::Redb, "db.redb");
+    durable_commits_survive(Backend::Redb, "db.redb", false);
 }
 
 #[test]
 fn lmdb_reports_a_full_disk_and_keeps_every_durable_commit() {
-    durable_commits_survive(Backend::Lmdb, "db.lmdb");
+    durable_commits_survive(Backend::Lmdb, "db.lmdb", false);
+}
+
+#[test]
+fn lmdb_with_the_commit_log_reports_a_full_disk_and_keeps_every_durable_commit() {
+    durable_commits_survive(Backend::Lmdb, "logged.lmdb", true);
 }
 
 /// In fast mode the commits since the last periodic sync may be lost (that is the mode's
