@@ -16,7 +16,8 @@
 //!   regions read as fill value.
 //!
 //! Each next child continues on the same database. CI runs 30 kills per configuration (durable on
-//! redb, LMDB and sled; fast on redb and LMDB); the ignored tests run 200 each:
+//! redb, LMDB, LMDB behind its commit log and sled; fast on redb, LMDB and LMDB behind the log);
+//! the ignored tests run 200 each:
 //! `cargo test --release --test crash_resize_append -- --ignored`.
 
 #[path = "common/crash_harness.rs"]

@@ -6,8 +6,9 @@
 //! the database opens, `zarrdb check` passes and the array holds exactly the content after one
 //! whole write: never part of one.
 //!
-//! CI runs 8 kills per configuration (durable on redb, LMDB and sled; fast on redb and LMDB); the
-//! ignored tests run 200 each: `cargo test --release --test crash_streamed_writes -- --ignored`.
+//! CI runs 8 kills per configuration (durable on redb, LMDB, LMDB behind its commit log and sled;
+//! fast on redb, LMDB and LMDB behind the log); the ignored tests run 200 each:
+//! `cargo test --release --test crash_streamed_writes -- --ignored`.
 
 #[path = "common/crash_harness.rs"]
 #[expect(dead_code, reason = "this workload uses neither attributes nor random deltas")]

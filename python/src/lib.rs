@@ -75,9 +75,7 @@ impl Database {
             }
         };
         if commit_log && backend != Backend::Lmdb {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "commit_log is LMDB's option (redb commits through its own log already)",
-            ));
+            return Err(pyo3::exceptions::PyValueError::new_err("commit_log applies to backend='lmdb' only"));
         }
         let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
         let db = py.detach(|| registry::open(&path, create, backend, settings)).map_err(to_py)?;

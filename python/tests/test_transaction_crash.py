@@ -107,7 +107,7 @@ def _kill_once(
             child.kill()
             child.join()
     acknowledged = max(n for tag, n in messages if tag == "C")
-    # A read-only open refuses a folder the log has not been applied to yet.
+    # Behind the log: opened writable, without the log, so this open is what recovers the folder.
     store = ZarrdbStore(path, read_only=not commit_log, backend=backend)  # type: ignore[arg-type]
     found = check_state(store.snapshot())
     store.close()

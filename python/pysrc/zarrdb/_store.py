@@ -239,7 +239,7 @@ class ZarrdbStore(Store):
         if not isinstance(commit_log, bool):
             raise ValueError(f"commit_log must be True or False, not {commit_log!r}")
         if commit_log and backend != "lmdb":
-            raise ValueError("commit_log is LMDB's option (redb commits through its own log already)")
+            raise ValueError("commit_log applies to backend='lmdb' only")
         # Absolute, so a pickled store reopens the same file from another working directory.
         self.path = os.path.abspath(os.fspath(path))
         self._backend = backend

@@ -56,7 +56,8 @@ const MAGIC: u32 = u32::from_le_bytes(*b"ZCKP");
 /// the pin holds a checkpoint, LMDB reuses no page freed after it, so every commit until the next
 /// checkpoint takes new pages and `data.mdb` grows by about 2.5 times the records' bytes (10,000
 /// commits of 16 KiB on a 256 KiB array left a 110 MB file with 32 MiB, 14 MB with 4 MiB), which
-/// LMDB never gives back. A larger log also bought LMDB no throughput (docs/benchmarks.md).
+/// LMDB never gives back. A larger log bought LMDB no throughput beyond this host's noise
+/// (docs/benchmarks.md, "A longer commit log").
 const CAPACITY: u64 = 4 << 20;
 const HEADER: usize = 24;
 

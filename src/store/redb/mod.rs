@@ -147,7 +147,9 @@ impl RedbEngine {
             let replayed = unpanicked("open", "", || log::replay(&db, &place, false, u64::MAX)).map_err(|e| {
                 OpenError::Engine { path: shown.display().to_string(), backend: NAME, source: Box::new(e) }
             })?;
-            engine_log = Some(commit_log::CommitLog::new(NAME, place, replayed, LOG_CAPACITY));
+            // A few records' worth, so that the injected failures and crashes land in the full
+            // log's checkpoints too, which the tests' small commits would never reach otherwise.
+            engine_log = Some(commit_log::CommitLog::new(NAME, place, replayed, 4 << 10));
         }
         let engine = RedbEngine::with_handle(handle::Handle::new(db, None), options);
         engine.commits.lock().log = engine_log;
