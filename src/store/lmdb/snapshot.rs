@@ -51,8 +51,36 @@ impl LmdbSnapshot {
         let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
         let result = f(value, sum);
         self.mapping.check(NAME, "get", key)?;
+        release(stored);
         result.map(Some)
     }
+}
+
+/// Values at least this large give their pages of the map back once read (see [`release`]).
+const RELEASE_BYTES: usize = 256 << 10;
+
+/// Let go of this process's mapping of the whole pages inside `stored`, a large value just read.
+/// Pages of `data.mdb` a process has touched through LMDB's map count in its resident memory
+/// until it unmaps them (a read of a 268 MB array grew the process by 250-271 MB beyond the array,
+/// where the same bytes read with `pread` do not count: docs/benchmarks.md); here they stay in the
+/// kernel's page cache, and a later read maps them again.
+fn release(stored: &[u8]) {
+    if stored.len() < RELEASE_BYTES {
+        return;
+    }
+    let page = super::page_size();
+    let start = (stored.as_ptr() as usize).next_multiple_of(page);
+    let end = (stored.as_ptr() as usize + stored.len()) / page * page;
+    if end <= start {
+        return;
+    }
+    // SAFETY: [start, end) lies inside `stored`, which lies in LMDB's map of `data.mdb`: a shared
+    // mapping of the file, read-only (zarrdb never opens LMDB with MDB_WRITEMAP). On a shared file
+    // mapping MADV_DONTNEED only drops this process's page table entries; the pages stay in the
+    // page cache with the file's contents, and the next access (by any thread, LMDB included)
+    // maps them again, so no reader sees a byte change. No Rust reference is invalidated: the
+    // memory stays mapped. A failure only leaves the pages mapped.
+    let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
 }
 
 fn damaged(key: &str, what: &'static str) -> StoreError {
