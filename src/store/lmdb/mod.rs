@@ -367,6 +367,8 @@ fn reopen_failed(operation: &'static str) -> impl FnOnce(OpenError) -> StoreErro
 fn open_env(path: &Path, settings: Settings) -> Result<Opened, OpenError> {
     let display = path.display().to_string();
     let Settings { durable, read_only, map_size, .. } = settings;
+    // Never MDB_WRITEMAP: snapshots give pages of the map back with MADV_DONTNEED, which is
+    // sound only on a read-only shared map (`snapshot.rs`, `release`).
     let mut options = EnvOpenOptions::new().read_txn_without_tls();
     let page = page_size();
     options.map_size(map_size.unwrap_or(DEFAULT_MAP_SIZE).div_ceil(page) * page).max_readers(1024);

@@ -26,10 +26,12 @@ pub(super) struct LmdbSnapshot {
 }
 
 impl LmdbSnapshot {
-    /// Run `f` on the value under `key` and the checksum it must match (`sealed.rs`).
+    /// Run `f` on the value under `key` and the checksum it must match (`sealed.rs`); `reads`:
+    /// `f` reads the value's bytes, whose pages are then given back ([`release`]).
     fn with_stored<R>(
         &self,
         key: &str,
+        reads: bool,
         f: impl FnOnce(&[u8], Option<u32>) -> Result<R, StoreError>,
     ) -> Result<Option<R>, StoreError> {
         let txn = self.txn.lock();
@@ -51,7 +53,9 @@ impl LmdbSnapshot {
         let (value, sum) = self.layout.split(key, stored).map_err(|what| damaged(key, what))?;
         let result = f(value, sum);
         self.mapping.check(NAME, "get", key)?;
-        release(stored);
+        if reads {
+            release(stored);
+        }
         result.map(Some)
     }
 }
@@ -61,9 +65,9 @@ const RELEASE_BYTES: usize = 256 << 10;
 
 /// Let go of this process's mapping of the whole pages inside `stored`, a large value just read.
 /// Pages of `data.mdb` a process has touched through LMDB's map count in its resident memory
-/// until it unmaps them (a read of a 268 MB array grew the process by 250-271 MB beyond the array,
-/// where the same bytes read with `pread` do not count: docs/benchmarks.md); here they stay in the
-/// kernel's page cache, and a later read maps them again.
+/// until it lets go of them (a read of a 268 MB array grew the process by 237-271 MB beyond the
+/// array, where the same bytes read with `pread` do not count: docs/benchmarks.md); here they stay
+/// in the kernel's page cache, and a later read maps them again.
 fn release(stored: &[u8]) {
     if stored.len() < RELEASE_BYTES {
         return;
@@ -89,7 +93,7 @@ fn damaged(key: &str, what: &'static str) -> StoreError {
 
 impl KvSnapshot for LmdbSnapshot {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_stored(key, |value, sum| {
+        self.with_stored(key, true, |value, sum| {
             // Copied first: the check then reads the copy from the CPU's cache, not the mapping.
             let copy = value.to_vec();
             sealed::verify(key, &copy, sum).map_err(|what| damaged(key, what))?;
@@ -98,7 +102,7 @@ impl KvSnapshot for LmdbSnapshot {
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with_stored(key, |value, sum| {
+        self.with_stored(key, true, |value, sum| {
             if sealed::range_checks(value.len()) {
                 sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
             }
@@ -107,14 +111,14 @@ impl KvSnapshot for LmdbSnapshot {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        self.with_stored(key, |value, _| Ok(value.len() as u64))
+        self.with_stored(key, false, |value, _| Ok(value.len() as u64))
     }
 
     /// Straight from the map: the checksum is verified there and `read` decodes from there, so
     /// the value is never copied (`with_stored` turns a read past the end of the file into an
     /// error after `read` returns).
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let found = self.with_stored(key, |value, sum| {
+        let found = self.with_stored(key, true, |value, sum| {
             sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
             read(value);
             Ok(())
