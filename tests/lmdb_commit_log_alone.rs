@@ -3,7 +3,7 @@
 //! database open, by another process or by a second handle of this one. A damaged checkpoint
 //! left by a crash is reported, not applied.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use zarrdb::error::OpenError;
@@ -24,6 +24,13 @@ fn child_entry() {
     }
 }
 
+/// A new LMDB database `db.lmdb` in `dir`, open with the commit log.
+fn create_logged(dir: &Path) -> (PathBuf, Database) {
+    let path = dir.join("db.lmdb");
+    let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path).unwrap();
+    (path, db)
+}
+
 /// What the child's open of `path` gave.
 fn child_opens(path: &Path, with_log: bool) -> String {
     let mut command = Command::new(std::env::current_exe().unwrap());
@@ -39,8 +46,7 @@ fn child_opens(path: &Path, with_log: bool) -> String {
 #[test]
 fn the_log_holds_the_database_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.lmdb");
-    let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path).unwrap();
+    let (path, db) = create_logged(dir.path());
     db.store().set("k", b"v").unwrap();
     assert_eq!(child_opens(&path, false), "locked");
     assert_eq!(child_opens(&path, true), "locked");
@@ -57,8 +63,7 @@ fn the_log_holds_the_database_alone() {
 #[test]
 fn a_damaged_checkpoint_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.lmdb");
-    let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path).unwrap();
+    let (path, db) = create_logged(dir.path());
     db.store().set("k", b"v").unwrap();
     // A crash: the handle is never closed, and the checkpoint stays.
     std::mem::forget(db);
@@ -89,8 +94,7 @@ fn a_damaged_checkpoint_is_reported() {
 #[test]
 fn a_second_handle_in_this_process_is_refused_before_it_touches_the_files() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db.lmdb");
-    let db = Database::builder().backend(Backend::Lmdb).lmdb_commit_log(true).create(&path).unwrap();
+    let (path, db) = create_logged(dir.path());
     // Logged commits after the open's checkpoint: writing its meta pages back now would undo them.
     for i in 0..20u32 {
         db.store().set(&format!("k/{i}"), &i.to_le_bytes()).unwrap();

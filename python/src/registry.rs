@@ -61,8 +61,8 @@ pub(crate) struct Settings {
 }
 
 /// The live handle on `path`, or a new one. The first opener's durability, multi-process mode,
-/// cache size and commit log apply to every store sharing the handle; asking for another backend than the open
-/// one is an error.
+/// cache size and commit log apply to every store sharing the handle; asking for another backend
+/// than the open one is an error.
 pub(crate) fn open(
     path: &Path,
     create: bool,
