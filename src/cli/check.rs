@@ -18,32 +18,32 @@ pub(crate) fn run(store: &str) -> CliResult {
     let store = opened.store.clone();
     let mut tally = Tally::default();
     match locator::open_root(store) {
-        Ok(Some(node)) => visit(&node, &mut tally),
+        Ok(Some(node)) => visit(&node, &mut tally)?,
         // A database (or folder) holding nothing is empty, not damaged.
-        Ok(None) => println!("empty: no nodes"),
-        Err(e) => problem(&mut tally, "/", &e),
+        Ok(None) => outln!("empty: no nodes")?,
+        Err(e) => problem(&mut tally, "/", &e)?,
     }
-    println!(
+    outln!(
         "checked {} groups, {} arrays, {} chunks: {} problem{}",
         tally.groups,
         tally.arrays,
         tally.chunks,
         tally.problems,
         if tally.problems == 1 { "" } else { "s" }
-    );
+    )?;
     if tally.problems == 0 {
         Ok(())
     } else {
-        Err(CliError(format!("check found {} problem(s)", tally.problems)))
+        Err(CliError::new(format!("check found {} problem(s)", tally.problems)))
     }
 }
 
-fn problem(tally: &mut Tally, what: &str, err: &dyn std::fmt::Display) {
+fn problem(tally: &mut Tally, what: &str, err: &dyn std::fmt::Display) -> CliResult {
     tally.problems += 1;
-    println!("PROBLEM {what}: {}", err.to_string().replace('\n', " "));
+    outln!("PROBLEM {what}: {}", err.to_string().replace('\n', " "))
 }
 
-fn visit(node: &Node, tally: &mut Tally) {
+fn visit(node: &Node, tally: &mut Tally) -> CliResult {
     match node {
         Node::Array(array) => {
             tally.arrays += 1;
@@ -53,28 +53,29 @@ fn visit(node: &Node, tally: &mut Tally) {
                     for (key, err) in &report.corrupt {
                         // Codec errors already name the chunk key; others get it in front.
                         match err {
-                            zarrdb::Error::Codec { .. } => problem(tally, "chunk", err),
-                            _ => problem(tally, key, err),
+                            zarrdb::Error::Codec { .. } => problem(tally, "chunk", err)?,
+                            _ => problem(tally, key, err)?,
                         }
                     }
                     for key in &report.outside_grid {
-                        problem(tally, key, &"chunk key outside the chunk grid");
+                        problem(tally, key, &"chunk key outside the chunk grid")?;
                     }
                     for key in &report.unrecognized {
-                        println!("note {key}: not a chunk key of {}; ignored", array.path());
+                        outln!("note {key}: not a chunk key of {}; ignored", array.path())?;
                     }
                 }
-                Err(e) => problem(tally, array.path().as_str(), &e),
+                Err(e) => problem(tally, array.path().as_str(), &e)?,
             }
+            Ok(())
         }
         Node::Group(group) => {
             tally.groups += 1;
-            visit_children(group, tally);
+            visit_children(group, tally)
         }
     }
 }
 
-fn visit_children(group: &Group, tally: &mut Tally) {
+fn visit_children(group: &Group, tally: &mut Tally) -> CliResult {
     let names = match group.child_names() {
         Ok(names) => names,
         Err(e) => return problem(tally, group.path().as_str(), &e),
@@ -83,13 +84,14 @@ fn visit_children(group: &Group, tally: &mut Tally) {
         let path = match group.path().child(&name) {
             Ok(p) => p,
             Err(e) => {
-                problem(tally, &name, &e);
+                problem(tally, &name, &e)?;
                 continue;
             }
         };
         match Node::open(group.store().clone(), path.as_str()) {
-            Ok(node) => visit(&node, tally),
-            Err(e) => problem(tally, path.as_str(), &e),
+            Ok(node) => visit(&node, tally)?,
+            Err(e) => problem(tally, path.as_str(), &e)?,
         }
     }
+    Ok(())
 }

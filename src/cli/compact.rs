@@ -20,9 +20,9 @@ pub(crate) fn run(database: &str, json: bool) -> CliResult {
             "bytes_before": done.bytes_before,
             "bytes_after": done.bytes_after,
         });
-        println!("{report}");
+        outln!("{report}")?;
     } else {
-        println!("compacted {path}: {} MB -> {} MB", mb(done.bytes_before), mb(done.bytes_after));
+        outln!("compacted {path}: {} MB -> {} MB", mb(done.bytes_before), mb(done.bytes_after))?;
     }
     Ok(())
 }

@@ -46,12 +46,12 @@ pub(crate) fn run(locator: Option<String>) -> CliResult {
     let (kind, path) = locator::parse(&locator)?;
     let path = PathBuf::from(path);
     if path.exists() && (path.is_file() || std::fs::read_dir(&path)?.next().is_some()) {
-        return Err(CliError(format!("demo: \"{}\" exists and is not empty", path.display())));
+        return Err(CliError::new(format!("demo: \"{}\" exists and is not empty", path.display())));
     }
     let target = match kind {
         Kind::Database(backend) => Target::Database(Database::builder().backend(backend).create(&path)?),
         Kind::Directory => Target::Directory(Arc::new(DirectoryStore::create(&path)?)),
-        Kind::Zip => return Err(CliError("demo: zip stores are not available in this build yet".into())),
+        Kind::Zip => return Err(CliError::new("demo: zip stores are not available in this build yet")),
     };
     let store = target.store();
     let attrs = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
@@ -98,29 +98,29 @@ pub(crate) fn run(locator: Option<String>) -> CliResult {
     }
     let counts: Vec<i64> = Array::open(store.clone(), "/simulation/counts")?.read_all()?;
     if mismatches != 0 || counts[250..253] != [7, 8, 9] || counts.iter().filter(|&&c| c != 0).count() != 3 {
-        return Err(CliError(format!("demo: read-back check failed ({mismatches} mismatching elements)")));
+        return Err(CliError::new(format!("demo: read-back check failed ({mismatches} mismatching elements)")));
     }
     let stored = temperature.stored_chunks()?.len();
     let steps = Group::open(store.clone(), "/simulation")?.attributes().get("steps_written").cloned();
     if steps != Some(json!(24)) {
-        return Err(CliError(format!("demo: read-back check failed (steps_written is {steps:?})")));
+        return Err(CliError::new(format!("demo: read-back check failed (steps_written is {steps:?})")));
     }
     let how = match &target {
         Target::Database(db) => format!("a {} database, one transaction per time step", db.backend().name()),
         Target::Directory(_) => "a directory store (no transactions)".to_owned(),
     };
-    println!("built a demo hierarchy in {} ({how})", path.display());
-    println!(
+    outln!("built a demo hierarchy in {} ({how})", path.display())?;
+    outln!(
         "temperature: {} elements written in 48 region writes over 24 steps, {stored} chunks stored, read back exactly",
         all.len()
-    );
-    println!("counts: 3 of 1000 elements written, 1 of 10 chunks stored\n");
+    )?;
+    outln!("counts: 3 of 1000 elements written, 1 of 10 chunks stored\n")?;
     // The tree below opens the database afresh; this handle must be closed first.
     drop((temperature, store, target));
     super::tree::run(&locator)?;
     if temporary {
         std::fs::remove_file(&path)?;
-        println!("\n(removed {}; pass a LOCATOR to keep the dataset)", path.display());
+        outln!("\n(removed {}; pass a LOCATOR to keep the dataset)", path.display())?;
     }
     Ok(())
 }

@@ -11,9 +11,9 @@ pub(crate) fn run(store: &str, node: &str, as_json: bool) -> CliResult {
     let node = Node::open(store, node)?;
     let doc = describe(&node)?;
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
-        print_text(&doc);
+        print_text(&doc)?;
     }
     Ok(())
 }
@@ -66,8 +66,8 @@ fn array_fields(a: &Array, doc: &mut Map<String, Value>) -> Result<(), super::Cl
     Ok(())
 }
 
-fn print_text(doc: &Value) {
-    let Some(obj) = doc.as_object() else { return };
+fn print_text(doc: &Value) -> CliResult {
+    let Some(obj) = doc.as_object() else { return Ok(()) };
     for (name, value) in obj {
         let text = match value {
             Value::String(s) if name == "path" || name == "node_type" => s.clone(),
@@ -76,6 +76,7 @@ fn print_text(doc: &Value) {
             }
             other => other.to_string(),
         };
-        println!("{name:<19}: {text}");
+        outln!("{name:<19}: {text}")?;
     }
+    Ok(())
 }

@@ -24,7 +24,7 @@ pub(crate) enum Kind {
 pub(crate) fn database<'l>(locator: &'l str, what: &str) -> Result<(Backend, &'l str), CliError> {
     match parse(locator)? {
         (Kind::Database(backend), path) => Ok((backend, path)),
-        _ => Err(CliError(format!(
+        _ => Err(CliError::new(format!(
             "{what} \"{locator}\": not a database locator (a redb file, or lmdb:, sled:, redb: + PATH)"
         ))),
     }
@@ -43,7 +43,7 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
             "sled" => return Ok((Kind::Database(Backend::Sled), path)),
             // One letter is a Windows drive (`C:`), not a scheme.
             _ if scheme.len() >= 2 && scheme.bytes().all(|b| b.is_ascii_alphanumeric()) => {
-                return Err(CliError(format!(
+                return Err(CliError::new(format!(
                     "unknown locator scheme \"{scheme}:\" in \"{locator}\": expected dir:, zip:, redb:, lmdb: or \
                      sled: (write ./{locator} for a file whose name holds a colon)"
                 )))
@@ -113,6 +113,29 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
     }
 }
 
+/// Open the store a locator names, for changing it: a database through its auto-commit store,
+/// where each library call the command makes is one transaction; a directory store as it is.
+/// With `create`, a missing database or folder is created (as `create` and `mkgroup` do); zip
+/// archives are read-only.
+pub(crate) fn open_writable(locator: &str, create: bool) -> Result<Opened, CliError> {
+    match parse(locator)? {
+        (Kind::Directory, path) if create => {
+            Ok(Opened { store: Arc::new(DirectoryStore::create(path)?), _database: None })
+        }
+        (Kind::Directory, path) => Ok(Opened { store: Arc::new(DirectoryStore::open(path)?), _database: None }),
+        (Kind::Zip, path) => Err(CliError::new(format!(
+            "{path}: zip archives are read-only here; import it into a database (`zarrdb import`), change that, \
+             and export it again"
+        ))),
+        (Kind::Database(backend), path) => {
+            let mut builder = Database::builder();
+            builder.backend(backend);
+            let database = if create { builder.create(path)? } else { builder.open(path)? };
+            Ok(Opened { store: database.store(), _database: Some(database) })
+        }
+    }
+}
+
 /// A folder or zip archive as it is when it holds Zarr v3; otherwise the v3 view of it that an
 /// import would write (Zarr v2, a v1 array, the 2020 draft), with a note on stderr; and an error
 /// when it holds no Zarr hierarchy at all, rather than an empty implicit group.
@@ -130,9 +153,9 @@ fn v3_or_converted(path: &str, plain: Arc<dyn Store>) -> Result<Arc<dyn Store>, 
             );
             Ok(Arc::new(converted))
         }
-        Err(Error::Transfer(TransferError::Plan(PlanError::NoHierarchy { .. }))) => Err(CliError(format!(
+        Err(Error::Transfer(TransferError::Plan(PlanError::NoHierarchy { .. }))) => Err(CliError::new(format!(
             "{path} holds no Zarr hierarchy: no zarr.json, .zarray, .zgroup or Zarr v1 meta in it"
         ))),
-        Err(e) => Err(CliError(format!("{path}: {e}"))),
+        Err(e) => Err(CliError::new(format!("{path}: {e}"))),
     }
 }

@@ -1,16 +1,39 @@
 //! Command-line front end. Errors print as one line on stderr and exit with status 1 (2 for
 //! usage errors, from clap); a panic (101) is always a bug.
 
+/// `println!` for the commands: a closed standard output (`zarrdb tree ... | head -1`) ends the
+/// command quietly (`println!` would panic), any other write failure is an error. Returns
+/// [`CliResult`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` the same way.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::output::write(format_args!($($arg)*))
+    };
+}
+
+mod args;
+mod attrs;
 mod bench;
 mod cat;
 mod check;
 mod compact;
+mod create;
 mod demo;
 mod info;
 mod locator;
+mod nodes;
+mod output;
+mod region;
 mod render;
 mod transfer;
 mod tree;
+mod write;
 
 use std::process::ExitCode;
 
@@ -51,12 +74,16 @@ enum Command {
         /// Region, one entry per dimension: `start:stop`, `:`, or an index; e.g. "0:10,5,:".
         #[arg(long, allow_hyphen_values = true)]
         region: Option<String>,
-        /// Print nested JSON lists.
-        #[arg(long, conflicts_with = "raw")]
+        /// Print nested JSON lists on one line.
+        #[arg(long, conflicts_with_all = ["raw", "npy"])]
         json: bool,
         /// Write the C-order little-endian element bytes to stdout.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "npy")]
         raw: bool,
+        /// Write a NumPy `.npy` file to stdout (`numpy.load` reads it); dimensions selected by a
+        /// single index are dropped, as in NumPy.
+        #[arg(long)]
+        npy: bool,
     },
     /// Decode every chunk of every array and verify checksums; non-zero exit on any problem.
     Check {
@@ -131,6 +158,142 @@ enum Command {
         #[arg(long)]
         no_consolidated: bool,
     },
+    /// Create an array (and any missing parent groups), in one transaction on a database. A
+    /// missing database or folder is created.
+    #[command(
+        after_help = "Examples:\n  zarrdb create data.zarrdb /temperature --dtype float32 --shape 365,720,1440 \\\n      --chunks 1,720,1440 --codec zstd:3 --fill NaN --dims time,lat,lon --attrs '{\"units\": \"K\"}'\n  zarrdb create lmdb:runs /images --dtype uint16 --shape 100000,512,512 --chunks 1,256,256 --shard 64,512,512"
+    )]
+    Create {
+        /// Store locator: a database file, an LMDB or sled folder, a directory; or `redb:`, `lmdb:`, `sled:`, `dir:` + PATH.
+        store: String,
+        /// Path of the new array, e.g. /group/array.
+        array: String,
+        /// Data type: a Zarr name (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128,
+        /// string, bytes, r<bits>, ...) or the JSON of an extension type.
+        #[arg(long)]
+        dtype: String,
+        /// Shape, e.g. 365,720,1440 (empty for a 0-dimensional array).
+        #[arg(long, allow_hyphen_values = true)]
+        shape: String,
+        /// Chunk shape (the inner chunks when sharded); default: chunks of at most 1 MiB.
+        #[arg(long)]
+        chunks: Option<String>,
+        /// Store the chunks in shards of this shape (a multiple of the chunk shape).
+        #[arg(long)]
+        shard: Option<String>,
+        /// A codec, in order (repeatable): zstd[:LEVEL], gzip[:LEVEL], blosc[:CNAME[:CLEVEL[:SHUFFLE]]],
+        /// crc32c, bytes[:ENDIAN], transpose:ORDER, or a codec's JSON. `bytes` is added where none is given.
+        #[arg(long = "codec", value_name = "CODEC")]
+        codecs: Vec<String>,
+        /// Fill value, as zarr.json writes it: 0, 1.5, NaN, Infinity, true, "text".
+        #[arg(long, allow_hyphen_values = true)]
+        fill: Option<String>,
+        /// Dimension names, e.g. time,lat,lon (an empty name leaves that dimension unnamed).
+        #[arg(long)]
+        dims: Option<String>,
+        /// Attributes, a JSON object.
+        #[arg(long)]
+        attrs: Option<String>,
+    },
+    /// Create a group (and any missing parents). A missing database or folder is created.
+    #[command(after_help = "Example:\n  zarrdb mkgroup data.zarrdb /runs/2026 --attrs '{\"operator\": \"ana\"}'")]
+    Mkgroup {
+        /// Store locator.
+        store: String,
+        /// Path of the new group.
+        group: String,
+        /// Attributes, a JSON object.
+        #[arg(long)]
+        attrs: Option<String>,
+    },
+    /// Remove a node: an array with all its chunks, or a group (with --recursive when it holds
+    /// anything), in one transaction on a database.
+    #[command(
+        after_help = "Examples:\n  zarrdb rm data.zarrdb /scratch/tmp_array\n  zarrdb rm data.zarrdb /runs/2025 --recursive"
+    )]
+    Rm {
+        /// Store locator.
+        store: String,
+        /// Path of the node.
+        node: String,
+        /// Remove a group with everything below it.
+        #[arg(long, short)]
+        recursive: bool,
+    },
+    /// Move or rename a node with everything below it, in one transaction on a database (every
+    /// value is copied once, nothing is re-encoded). The destination must not exist.
+    #[command(after_help = "Example:\n  zarrdb mv data.zarrdb /scratch/result /results/2026-11-27")]
+    Mv {
+        /// Store locator.
+        store: String,
+        /// The node to move.
+        from: String,
+        /// Its new path.
+        to: String,
+    },
+    /// Print a node's attributes as JSON, or change them with --set and --delete (deletions
+    /// first, then assignments, in one write).
+    #[command(
+        after_help = "Examples:\n  zarrdb attrs data.zarrdb /temperature\n  zarrdb attrs data.zarrdb /temperature --set units=K --set 'valid_range=[0, 400]' --delete comment"
+    )]
+    Attrs {
+        /// Store locator.
+        store: String,
+        /// Path of the node.
+        #[arg(default_value = "/")]
+        node: String,
+        /// Set KEY to VALUE (repeatable); VALUE is JSON when it parses as JSON, text otherwise.
+        #[arg(long, value_name = "KEY=VALUE", allow_hyphen_values = true)]
+        set: Vec<String>,
+        /// Delete KEY (repeatable); a key that is not there is an error.
+        #[arg(long, value_name = "KEY")]
+        delete: Vec<String>,
+    },
+    /// Change an array's shape; chunks outside the new shape are erased and a regrown region
+    /// reads as the fill value. One transaction on a database.
+    #[command(after_help = "Example:\n  zarrdb resize data.zarrdb /temperature --shape 730,720,1440")]
+    Resize {
+        /// Store locator.
+        store: String,
+        /// Path of the array.
+        array: String,
+        /// The new shape.
+        #[arg(long)]
+        shape: String,
+    },
+    /// Append a NumPy .npy file to an array along an axis: the array grows and the data is
+    /// written, in one transaction on a database. The file's data type must be the array's and
+    /// its shape the array's in every other dimension (or, for one slice, without the axis).
+    #[command(
+        after_help = "Example:\n  python -c 'import numpy as np; np.save(\"day.npy\", np.zeros((1, 720, 1440), \"<f4\"))'\n  zarrdb append data.zarrdb /temperature day.npy --axis 0"
+    )]
+    Append {
+        /// Store locator.
+        store: String,
+        /// Path of the array.
+        array: String,
+        /// A .npy file, or - for standard input.
+        file: String,
+        /// The axis to grow.
+        #[arg(long, default_value_t = 0)]
+        axis: usize,
+    },
+    /// Write a NumPy .npy file into an array: the whole array, or the region given, whose shape
+    /// the file must have. One transaction on a database.
+    #[command(
+        after_help = "Examples:\n  zarrdb write data.zarrdb /temperature day.npy --region 0,:,:\n  zarrdb cat a.zarrdb /x --npy | zarrdb write b.zarrdb /x -"
+    )]
+    Write {
+        /// Store locator.
+        store: String,
+        /// Path of the array.
+        array: String,
+        /// A .npy file, or - for standard input.
+        file: String,
+        /// Region, one entry per dimension: `start:stop`, `:`, or an index; e.g. "0:10,5,:".
+        #[arg(long, allow_hyphen_values = true)]
+        region: Option<String>,
+    },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
         /// Where to build it: a store locator naming nothing yet or an empty folder (default: a
@@ -139,12 +302,34 @@ enum Command {
     },
 }
 
-/// An error the CLI reports: one line, exit status 1.
-pub(crate) struct CliError(String);
+/// An error the CLI reports: one line, exit status 1; or, when the reader of the output went
+/// away, nothing and status 0 ([`CliError::closed_output`]).
+pub(crate) struct CliError {
+    message: String,
+    quiet: bool,
+}
+
+impl CliError {
+    /// An error with this message.
+    pub(crate) fn new(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), quiet: false }
+    }
+
+    /// The message, for unit tests of the commands.
+    #[cfg(test)]
+    pub(crate) fn message_for_tests(&self) -> &str {
+        &self.message
+    }
+
+    /// Standard output was closed by its reader (`| head`): the command stops, quietly.
+    pub(crate) fn closed_output() -> CliError {
+        CliError { message: String::new(), quiet: true }
+    }
+}
 
 impl<E: std::fmt::Display> From<E> for CliError {
     fn from(err: E) -> Self {
-        CliError(err.to_string())
+        CliError::new(err.to_string())
     }
 }
 
@@ -155,13 +340,32 @@ pub(crate) fn run() -> ExitCode {
     let result = match cli.command {
         Command::Tree { store } => tree::run(&store),
         Command::Info { store, node, json } => info::run(&store, &node, json),
-        Command::Cat { store, array, region, json, raw } => cat::run(&store, &array, region.as_deref(), json, raw),
+        Command::Cat { store, array, region, json, raw, npy } => {
+            let format = match (json, raw, npy) {
+                (true, _, _) => cat::Format::Json,
+                (_, true, _) => cat::Format::Raw,
+                (_, _, true) => cat::Format::Npy,
+                _ => cat::Format::Text,
+            };
+            cat::run(&store, &array, region.as_deref(), format)
+        }
         Command::Check { store } => check::run(&store),
         Command::Compact { database, json } => compact::run(&database, json),
         Command::Bench { workloads, backends, runs, json, dir, durability } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
+        Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
+            let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };
+            create::array(&store, &array, &spec)
+        }
+        Command::Mkgroup { store, group, attrs } => create::group(&store, &group, attrs.as_deref()),
+        Command::Rm { store, node, recursive } => nodes::remove(&store, &node, recursive),
+        Command::Mv { store, from, to } => nodes::rename(&store, &from, &to),
+        Command::Attrs { store, node, set, delete } => attrs::run(&store, &node, &set, &delete),
+        Command::Resize { store, array, shape } => write::resize(&store, &array, &shape),
+        Command::Append { store, array, file, axis } => write::append(&store, &array, &file, axis),
+        Command::Write { store, array, file, region } => write::write(&store, &array, &file, region.as_deref()),
         Command::Import { source, database, at, exclude, skip_unreadable } => {
             transfer::import(&source, &database, &at, exclude, skip_unreadable)
         }
@@ -171,8 +375,8 @@ pub(crate) fn run() -> ExitCode {
     };
     bench::report_peak_rss();
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CliError(message)) => {
+        Ok(()) | Err(CliError { quiet: true, .. }) => ExitCode::SUCCESS,
+        Err(CliError { message, .. }) => {
             // One line, whatever the message holds.
             eprintln!("zarrdb: error: {}", message.replace(['\n', '\r'], " "));
             ExitCode::FAILURE

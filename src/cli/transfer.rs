@@ -45,10 +45,7 @@ pub(crate) fn import(
         bar.finish_and_clear();
     }
     match report {
-        Ok(report) => {
-            summarize(&report, source, destination, at);
-            Ok(())
-        }
+        Ok(report) => summarize(&report, source, destination, at),
         Err(e) => {
             if !existed {
                 let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
@@ -60,7 +57,9 @@ pub(crate) fn import(
 
 pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source)? else {
-        return Err(CliError(format!("export from \"{source}\": not a database (redb file, LMDB or sled folder)")));
+        return Err(CliError::new(format!(
+            "export from \"{source}\": not a database (redb file, LMDB or sled folder)"
+        )));
     };
     let (to, zip) = export_destination(destination)?;
     let database = Database::builder().backend(backend).read_only(true).open(path)?;
@@ -77,12 +76,12 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
         bar.finish_and_clear();
     }
     let report = report?;
-    println!(
+    outln!(
         "exported {node} of {source} to {destination}: {} values, {} bytes{}",
         report.values,
         report.bytes,
         if report.consolidated { ", consolidated metadata in the root zarr.json" } else { "" }
-    );
+    )?;
     Ok(())
 }
 
@@ -97,14 +96,14 @@ fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliErro
         return Ok((path, Some(false)));
     }
     match locator::parse(destination)? {
-        (Kind::Database(backend), _) if destination.starts_with(&format!("{}:", backend.name())) => Err(CliError(
+        (Kind::Database(backend), _) if destination.starts_with(&format!("{}:", backend.name())) => Err(CliError::new(
             format!("export to \"{destination}\": export writes a directory or a zip archive, not a database"),
         )),
         _ => Ok((destination, None)),
     }
 }
 
-fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
+fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) -> CliResult {
     for name in &report.duplicates {
         eprintln!("zarrdb: warning: {source} holds \"{name}\" more than once; the last one was imported");
     }
@@ -117,13 +116,13 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
         eprintln!("zarrdb: warning: {key}: {warning}");
     }
     for node in &report.excluded {
-        println!("excluded /{node} and everything below it");
+        outln!("excluded /{node} and everything below it")?;
     }
     for (node, error) in &report.skipped_nodes {
         // One line each, whatever the error's message holds.
-        println!("skipped /{node} and everything below it: {}", error.to_string().replace(['\n', '\r'], " "));
+        outln!("skipped /{node} and everything below it: {}", error.to_string().replace(['\n', '\r'], " "))?;
     }
-    println!(
+    outln!(
         "imported {} hierarchy {source} into {destination} at {at}: {} nodes, {} chunks, {} bytes{}",
         report.layout,
         report.nodes,
@@ -133,7 +132,8 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) {
             0 => String::new(),
             n => format!("; {n} source keys not copied (converted metadata, keys of no node or outside a grid)"),
         }
-    );
+    )?;
+    Ok(())
 }
 
 /// A bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).

@@ -11,7 +11,7 @@ pub(crate) fn run(store: &str) -> CliResult {
     let store = opened.store.clone();
     // An empty database has no root node yet: show that, not an error.
     let Some(root) = locator::open_root(store)? else {
-        println!("/ (empty)");
+        outln!("/ (empty)")?;
         return Ok(());
     };
     let mut out = String::new();
@@ -22,7 +22,7 @@ pub(crate) fn run(store: &str) -> CliResult {
         }
         Node::Array(a) => writeln!(out, "/ {}", describe(&root, a))?,
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }
 

@@ -6,11 +6,13 @@
 use std::io;
 
 mod compact;
+mod npy;
 mod plan;
 mod transfer;
 mod zip;
 
 pub use compact::CompactError;
+pub use npy::NpyError;
 pub use plan::PlanError;
 pub use transfer::TransferError;
 pub use zip::ZipError;
@@ -429,7 +431,7 @@ pub enum NodeError {
         path: String,
     },
     /// The node exists but is of the other kind.
-    #[error("node \"{path}\" is a {found}, not a {expected}")]
+    #[error("node \"{path}\" is {}, not {}", with_article(found), with_article(expected))]
     WrongKind {
         /// The path.
         path: String,
@@ -611,4 +613,16 @@ pub enum Error {
     /// A compaction failed; the database is unchanged in content.
     #[error(transparent)]
     Compact(#[from] CompactError),
+}
+
+impl From<NpyError> for Error {
+    fn from(err: NpyError) -> Error {
+        Error::Transfer(err.into())
+    }
+}
+
+/// "an array", "a group".
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {kind}")
 }

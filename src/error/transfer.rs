@@ -2,7 +2,7 @@
 
 use std::io;
 
-use super::{PlanError, ZipError};
+use super::{NpyError, PlanError, ZipError};
 
 /// An import, export or copy failed. Nothing was written to a database (one transaction), and
 /// a directory or zip being exported was removed.
@@ -105,4 +105,7 @@ pub enum TransferError {
     /// The source's hierarchy cannot be imported (layout, metadata, unsupported features).
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// A NumPy `.npy` file could not be read or written, or does not fit its array.
+    #[error(transparent)]
+    Npy(#[from] NpyError),
 }

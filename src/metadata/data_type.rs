@@ -301,8 +301,17 @@ impl DataType {
         }
     }
 
-    /// Parse the `data_type` member.
-    pub(crate) fn from_json(value: &Value) -> Result<DataType, MetadataError> {
+    /// A data type as a `zarr.json` document's `data_type` member spells it: a name
+    /// (`"float32"`) or an extension's object (`{"name": "numpy.datetime64", "configuration":
+    /// {...}}`).
+    ///
+    /// ```
+    /// use zarrdb::DataType;
+    /// assert_eq!(DataType::from_json(&"uint16".into())?, DataType::UInt16);
+    /// assert!(DataType::from_json(&"uint12".into()).is_err());
+    /// # Ok::<(), zarrdb::error::MetadataError>(())
+    /// ```
+    pub fn from_json(value: &Value) -> Result<DataType, MetadataError> {
         const FIELD: &str = "data_type";
         let name = match value {
             Value::String(s) => s.as_str(),

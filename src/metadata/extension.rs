@@ -67,7 +67,8 @@ impl NamedConfig {
             .collect()
     }
 
-    pub(crate) fn to_json(&self) -> Value {
+    /// The JSON object `zarr.json` holds: `name`, and `configuration` when there is one.
+    pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("name".into(), self.name.clone().into());
         if let Some(config) = &self.configuration {

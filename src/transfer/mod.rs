@@ -9,6 +9,7 @@ mod converted;
 mod error;
 mod export;
 mod import;
+mod npy;
 mod options;
 mod plan;
 mod run;
@@ -18,5 +19,7 @@ mod source;
 pub use converted::ConvertedStore;
 
 pub use import::copy;
+
+pub use npy::NpyHeader;
 
 pub use options::{ExportOptions, ExportReport, ImportOptions, ImportReport, Progress};

@@ -85,7 +85,7 @@ fn appends_once(target: &Target, threads: u64, appends: u64) -> Result<f64, CliE
     for array in appended {
         let array = Array::open(store.clone(), array?.path().as_str())?;
         if array.shape() != [rows, WIDTH] || array.read_region_bytes(&[0, 0], &[rows, WIDTH])? != data {
-            return Err(CliError(format!("append_rows: {} does not hold the rows appended", array.path())));
+            return Err(CliError::new(format!("append_rows: {} does not hold the rows appended", array.path())));
         }
     }
     Ok((rows * threads) as f64 / secs)
@@ -123,7 +123,7 @@ mod tests {
         for backend in ["memory", "redb", "lmdb"] {
             let rate = Target::new(backend, dir.path(), Durability::Fast)
                 .and_then(|target| appends_once(&target, 8, 80).map(|rate| (target, rate)));
-            let (target, rate) = rate.unwrap_or_else(|e| panic!("{backend}: {}", e.0));
+            let (target, rate) = rate.unwrap_or_else(|e| panic!("{backend}: {}", e.message_for_tests()));
             assert!(rate > 0.0, "{backend}");
             target.remove();
         }

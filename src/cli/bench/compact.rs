@@ -58,7 +58,7 @@ pub(crate) fn run(target: &Target, runs: usize) -> Result<Vec<Value>, CliError> 
         for i in (1..ARRAYS).step_by(2) {
             let array = Array::open(db.store(), &format!("/a{i}"))?;
             if array.read_region_bytes(&[0, 0], &[SIDE, SIDE])? != parts[i] {
-                return Err(CliError(format!("compact: array /a{i} differs after the compaction")));
+                return Err(CliError::new(format!("compact: array /a{i} differs after the compaction")));
             }
         }
         drop(db);

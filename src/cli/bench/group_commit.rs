@@ -69,7 +69,7 @@ fn once(target: &Target, threads: u64) -> Result<f64, CliError> {
                 found[row..row + CHUNK as usize].iter().copied()
             });
             if chunk.into_iter().any(|v| v != *value) {
-                return Err(CliError(format!("group_commit: chunk {c} of {} lost its last write", array.path())));
+                return Err(CliError::new(format!("group_commit: chunk {c} of {} lost its last write", array.path())));
             }
         }
     }

@@ -38,7 +38,7 @@ pub(crate) fn run(target: &Target, runs: usize) -> Result<Vec<Value>, CliError> 
         std::fs::create_dir_all(&folder)?;
         let stored = {
             let db = Database::builder().backend(backend).create(&source)?;
-            let meta = metadata(workload).ok_or_else(|| CliError(format!("unknown workload {workload}")))?;
+            let meta = metadata(workload).ok_or_else(|| CliError::new(format!("unknown workload {workload}")))?;
             let shape = meta.shape.clone();
             let array = Array::create(db.store(), "/bench", meta)?;
             array.write_region_bytes(&vec![0; shape.len()], &shape, &array_bytes)?;
@@ -95,12 +95,12 @@ fn step(args: &[&str], folder: &Path) -> Result<Step, CliError> {
     let status = Command::new(exe).args(args).env(PEAK_RSS_ENV, &rss_file).stdout(Stdio::null()).status()?;
     let secs = start.elapsed().as_secs_f64();
     if !status.success() {
-        return Err(CliError(format!("bench: `zarrdb {}` failed ({status})", args.join(" "))));
+        return Err(CliError::new(format!("bench: `zarrdb {}` failed ({status})", args.join(" "))));
     }
     let peak_rss = std::fs::read_to_string(&rss_file)
         .ok()
         .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| CliError("bench: the child did not report its peak RSS (is /proc mounted?)".into()))?;
+        .ok_or_else(|| CliError::new("bench: the child did not report its peak RSS (is /proc mounted?)"))?;
     Ok(Step { secs, peak_rss })
 }
 
@@ -109,7 +109,7 @@ fn check_imported(backend: zarrdb::Backend, path: &Path, stored: u64) -> Result<
     let db = Database::builder().backend(backend).open(path)?;
     let found: u64 = Array::open(db.store(), "/bench")?.stored_chunks()?.iter().map(|(_, size)| size).sum();
     if found != stored {
-        return Err(CliError(format!("import_export: the imported copy holds {found} bytes, not {stored}")));
+        return Err(CliError::new(format!("import_export: the imported copy holds {found} bytes, not {stored}")));
     }
     Ok(())
 }

@@ -34,12 +34,12 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
         let names = group.child_names()?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
         if names.len() != CHILDREN {
-            return Err(CliError(format!("list_children: listed {} children, expected {CHILDREN}", names.len())));
+            return Err(CliError::new(format!("list_children: listed {} children, expected {CHILDREN}", names.len())));
         }
     }
     let chunk_keys = Array::open(store, "/g/a000")?.stored_chunks()?.len();
     if chunk_keys as u64 != CHUNK_KEYS {
-        return Err(CliError(format!("list_children: {chunk_keys} chunk keys stored, expected {CHUNK_KEYS}")));
+        return Err(CliError::new(format!("list_children: {chunk_keys} chunk keys stored, expected {CHUNK_KEYS}")));
     }
     Ok(json!({
         "workload": "list_children",

@@ -81,7 +81,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
     };
     for w in &workloads {
         if !whole_array::NAMES.contains(&w.as_str()) && !ENGINE_WORKLOADS.contains(&w.as_str()) {
-            return Err(CliError(format!(
+            return Err(CliError::new(format!(
                 "unknown workload \"{w}\" (this build has: {}, {})",
                 whole_array::NAMES.join(", "),
                 ENGINE_WORKLOADS.join(", ")
@@ -96,7 +96,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
         if whole_array::NAMES.contains(&workload.as_str()) {
             for figure in whole_array::alternated(workload, &targets, opts.runs.max(1))? {
                 if !opts.json {
-                    print_figure(&figure);
+                    print_figure(&figure)?;
                 }
                 results.push(figure);
             }
@@ -107,7 +107,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "sharded_partial" => vec![sharded_partial::run(target.create()?, &target.name)?],
                 "list_children" if target.name == "directory" => {
                     if !opts.json {
-                        println!("list_children   directory  skipped: it would create 1,000,000 files");
+                        outln!("list_children   directory  skipped: it would create 1,000,000 files")?;
                     }
                     continue;
                 }
@@ -122,7 +122,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
             target.remove();
             for figure in figures {
                 if !opts.json {
-                    print_figure(&figure);
+                    print_figure(&figure)?;
                 }
                 results.push(figure);
             }
@@ -130,23 +130,23 @@ pub(crate) fn run(opts: Options) -> CliResult {
     }
     let _ = std::fs::remove_dir_all(&base);
     if opts.json {
-        println!("{}", serde_json::to_string_pretty(&Value::Array(results))?);
+        outln!("{}", serde_json::to_string_pretty(&Value::Array(results))?)?;
     }
     Ok(())
 }
 
-fn print_figure(f: &Value) {
+fn print_figure(f: &Value) -> CliResult {
     let (workload, backend) = (f["workload"].as_str().unwrap_or(""), f["backend"].as_str().unwrap_or(""));
     match workload {
-        "sharded_partial" => println!(
+        "sharded_partial" => outln!(
             "sharded_partial {backend:<10} {} regions/s, {} bytes fetched per region (inner chunk {} bytes + index {} bytes)",
             f["regions_per_s"], f["bytes_fetched_per_region"], f["inner_chunk_bytes"], f["index_bytes"]
         ),
-        "list_children" => println!(
+        "list_children" => outln!(
             "list_children   {backend:<10} {} ms to list {} children, one array holding {} chunk keys",
             f["ms"], f["children"], f["chunk_keys"]
         ),
-        "append_rows" => println!(
+        "append_rows" => outln!(
             "append_rows     {backend:<10} {} thread(s): {} appends/s, fsync {}/s, ratio {} ({} appends per run; commits: {})",
             f["threads"],
             f["appends_per_s"],
@@ -155,14 +155,14 @@ fn print_figure(f: &Value) {
             f["appends"],
             f["durability"].as_str().unwrap_or(""),
         ),
-        "band_writes" => println!(
+        "band_writes" => outln!(
             "band_writes     {backend:<10} {} bands: write {} MB/s, write and close {} MB/s (commits: {})",
             f["bands"],
             f["write_MBps"],
             f["write_and_close_MBps"],
             f["durability"].as_str().unwrap_or(""),
         ),
-        "group_commit" => println!(
+        "group_commit" => outln!(
             "group_commit    {backend:<10} {} thread(s): {} commits/s, fsync {}/s, ratio {} (commits: {})",
             f["threads"],
             f["commits_per_s"],
@@ -170,7 +170,7 @@ fn print_figure(f: &Value) {
             f["ratio_to_fsync"],
             f["durability"].as_str().unwrap_or(""),
         ),
-        "import_export" => println!(
+        "import_export" => outln!(
             "import_export   {backend:<10} {} via {}: export {} MB/s ({} MB/s of array), import {} MB/s, peak RSS export {} MB / import {} MB ({} MB stored)",
             f["array"].as_str().unwrap_or(""),
             f["format"].as_str().unwrap_or(""),
@@ -181,7 +181,7 @@ fn print_figure(f: &Value) {
             f["import_peak_rss_MB"],
             f["stored_MB"],
         ),
-        "compact" => println!(
+        "compact" => outln!(
             "compact         {backend:<10} file / stored: {} written, {} after erasing half, {}",
             f["file_per_stored_written"],
             f["file_per_stored_erased"],
@@ -190,14 +190,14 @@ fn print_figure(f: &Value) {
                 _ => "no compaction on this engine".to_owned(),
             },
         ),
-        "concurrent_unaligned" => println!(
+        "concurrent_unaligned" => outln!(
             "concurrent_unaligned {backend:<10} {} thread(s): {} writes/s, {} lost updates (commits: {})",
             f["threads"],
             f["writes_per_s"],
             f["lost_updates"],
             f["durability"].as_str().unwrap_or(""),
         ),
-        _ => println!(
+        _ => outln!(
             "{workload:<15} {backend:<10} write {:>8.1} MB/s  read {:>8.1} MB/s  ({} MB stored of {} MB, file {} MB = {}x stored; commits: {})",
             f["write_MBps"].as_f64().unwrap_or(0.0),
             f["read_MBps"].as_f64().unwrap_or(0.0),

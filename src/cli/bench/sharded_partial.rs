@@ -35,7 +35,7 @@ pub(crate) fn run(store: Arc<dyn Store>, backend: &str) -> Result<Value, CliErro
     for origin in &regions {
         let values = array.read_region_bytes(origin, &[INNER, INNER])?;
         if values.len() as u64 != INNER * INNER * 4 {
-            return Err(CliError("sharded_partial: a region read returned the wrong size".into()));
+            return Err(CliError::new("sharded_partial: a region read returned the wrong size"));
         }
     }
     let secs = start.elapsed().as_secs_f64();

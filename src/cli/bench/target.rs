@@ -24,7 +24,7 @@ pub(crate) struct Target {
 impl Target {
     pub fn new(name: &str, base: &Path, durability: Durability) -> Result<Target, CliError> {
         if !BACKENDS.contains(&name) {
-            return Err(CliError(format!("unknown backend \"{name}\" (available: {})", BACKENDS.join(", "))));
+            return Err(CliError::new(format!("unknown backend \"{name}\" (available: {})", BACKENDS.join(", "))));
         }
         let path = base.join(format!("bench-{name}"));
         Ok(Target { name: name.to_owned(), path, durability, memory: Mutex::new(None) })
@@ -91,7 +91,7 @@ impl Target {
                 .memory
                 .lock()
                 .clone()
-                .ok_or_else(|| CliError("bench: memory store reopened before creation".into()))?,
+                .ok_or_else(|| CliError::new("bench: memory store reopened before creation"))?,
             None => Arc::new(DirectoryStore::open(&self.path)?),
         })
     }

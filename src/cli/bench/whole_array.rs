@@ -55,7 +55,7 @@ pub(crate) struct Run {
 /// Write and read the workload once on a fresh store of `target`, reopened between the two; the
 /// read is checked against the data.
 pub(crate) fn run_once(name: &str, target: &Target, data: &[u8]) -> Result<Run, CliError> {
-    let meta = metadata(name).ok_or_else(|| CliError(format!("unknown workload \"{name}\"")))?;
+    let meta = metadata(name).ok_or_else(|| CliError::new(format!("unknown workload \"{name}\"")))?;
     let shape = meta.shape.clone();
     let zeros = vec![0; shape.len()];
     let store = target.create()?;
@@ -71,7 +71,7 @@ pub(crate) fn run_once(name: &str, target: &Target, data: &[u8]) -> Result<Run, 
     let back = array.read_region_bytes(&zeros, &shape)?;
     let read_s = start.elapsed().as_secs_f64();
     if back != data {
-        return Err(CliError(format!("workload {name}: the data read back differs from the data written")));
+        return Err(CliError::new(format!("workload {name}: the data read back differs from the data written")));
     }
     let stored_bytes = array.stored_chunks()?.iter().map(|(_, size)| size).sum();
     drop((array, store));

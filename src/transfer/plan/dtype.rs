@@ -124,6 +124,54 @@ pub(crate) fn from_numpy(value: &Value, object_codec: Option<&str>, key: &str) -
     typestr(text, key, "dtype")
 }
 
+/// The NumPy type string of `data_type` as a `.npy` header or a v2 `dtype` spells it, always
+/// little-endian (`"<f4"`, `"|b1"`, `"<M8[10s]"`, `"<U4"`), or for a structured type the list of
+/// `[name, type string]` pairs; `Err` says why a type has none.
+pub(crate) fn to_numpy(data_type: &DataType) -> Result<Value, &'static str> {
+    let text = match data_type {
+        DataType::Bool => "|b1".to_owned(),
+        DataType::Int8 => "|i1".to_owned(),
+        DataType::UInt8 => "|u1".to_owned(),
+        DataType::Int16 => "<i2".to_owned(),
+        DataType::Int32 => "<i4".to_owned(),
+        DataType::Int64 => "<i8".to_owned(),
+        DataType::UInt16 => "<u2".to_owned(),
+        DataType::UInt32 => "<u4".to_owned(),
+        DataType::UInt64 => "<u8".to_owned(),
+        DataType::Float16 => "<f2".to_owned(),
+        DataType::Float32 => "<f4".to_owned(),
+        DataType::Float64 => "<f8".to_owned(),
+        DataType::Complex64 => "<c8".to_owned(),
+        DataType::Complex128 => "<c16".to_owned(),
+        DataType::Raw { bits } => format!("|V{}", bits / 8),
+        DataType::FixedLengthUtf32 { length_bytes } => format!("<U{}", length_bytes / 4),
+        DataType::NullTerminatedBytes { length_bytes } => format!("|S{length_bytes}"),
+        DataType::DateTime64 { unit, scale_factor } => time_string('M', *unit, *scale_factor),
+        DataType::TimeDelta64 { unit, scale_factor } => time_string('m', *unit, *scale_factor),
+        DataType::Structured(s) => {
+            let fields: Result<Vec<Value>, _> = s
+                .fields()
+                .iter()
+                .map(|(name, field)| Ok(Value::Array(vec![name.as_str().into(), to_numpy(field)?])))
+                .collect();
+            return fields.map(Value::Array);
+        }
+        DataType::BFloat16 => return Err("NumPy has no bfloat16 type"),
+        DataType::String | DataType::Bytes => {
+            return Err("variable-length items are NumPy objects, which a .npy file holds only pickled")
+        }
+    };
+    Ok(Value::String(text))
+}
+
+fn time_string(kind: char, unit: TimeUnit, scale_factor: u32) -> String {
+    match (unit, scale_factor) {
+        (TimeUnit::Generic, _) => format!("<{kind}8"),
+        (unit, 1) => format!("<{kind}8[{unit}]"),
+        (unit, n) => format!("<{kind}8[{n}{unit}]"),
+    }
+}
+
 /// A structured dtype, `[[name, type string], ...]`: zarr-python's `structured` data type, its
 /// fields stored little-endian one after the other. Subarray fields (`[name, type, shape]`),
 /// nested records and big-endian fields are refused: the v3 type keeps none of them.

@@ -20,7 +20,7 @@ mod compressor;
 mod convert;
 mod dims;
 mod draft;
-mod dtype;
+pub(super) mod dtype;
 mod fill;
 mod filters;
 mod select;

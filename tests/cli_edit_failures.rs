@@ -1,0 +1,111 @@
+//! The editing commands refuse bad requests on a redb file, an LMDB folder and a directory store
+//! with one line on stderr naming the node or file and the cause, exit status 1, and the store
+//! exactly as it was (its tree, attributes and values compared before and after).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use zarrdb::transfer::NpyHeader;
+use zarrdb::DataType;
+
+fn zarrdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
+}
+
+fn ok(args: &[&str]) -> Vec<u8> {
+    let out = zarrdb(args);
+    assert!(out.status.success(), "zarrdb {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+fn npy(dir: &Path, name: &str, data_type: &DataType, shape: &[u64], data: &[u8]) -> String {
+    let mut bytes = NpyHeader::new(data_type, shape, "test").unwrap().to_bytes();
+    bytes.extend_from_slice(data);
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// Everything a user could see of the store.
+fn state(store: &str) -> Vec<Vec<u8>> {
+    vec![
+        ok(&["tree", store]),
+        ok(&["attrs", store, "/a"]),
+        ok(&["attrs", store, "/g"]),
+        ok(&["cat", store, "/a", "--raw"]),
+    ]
+}
+
+fn scenario(store: &str, dir: &Path) {
+    ok(&["create", store, "/a", "--dtype", "int32", "--shape", "2,2", "--attrs", r#"{"k": 1}"#]);
+    ok(&["mkgroup", store, "/g/sub"]);
+    ok(&["write", store, "/a", &npy(dir, "a.npy", &DataType::Int32, &[2, 2], &[1; 16])]);
+    let before = state(store);
+    let f64_file = npy(dir, "f64.npy", &DataType::Float64, &[2, 2], &[0; 32]);
+    let wide = npy(dir, "wide.npy", &DataType::Int32, &[2, 3], &[0; 24]);
+    let short = dir.join("short.npy");
+    let full = std::fs::read(&wide).unwrap();
+    std::fs::write(&short, &full[..full.len() - 4]).unwrap();
+    let short = short.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["write", store, "/a", &f64_file], "f64.npy holds float64 elements, /a holds int32"),
+        (vec!["append", store, "/a", &f64_file], "float64"),
+        (vec!["write", store, "/a", &wide], "has shape [2, 3]"),
+        (vec!["write", store, "/a", &wide, "--region", "0,:"], "has shape [2, 3]"),
+        (vec!["append", store, "/a", &wide, "--axis", "0"], "/a"),
+        (vec!["write", store, "/a", short], "promises 24 bytes"),
+        (vec!["write", store, "/a", "/nonexistent.npy"], "cannot open /nonexistent.npy"),
+        (vec!["write", store, "/missing", &wide], "/missing"),
+        (vec!["write", store, "/a", &wide, "--region", "0:5,:"], "out of bounds"),
+        (vec!["rm", store, "/missing"], "/missing"),
+        (vec!["rm", store, "/g"], "--recursive"),
+        (vec!["mv", store, "/missing", "/b"], "/missing"),
+        (vec!["mv", store, "/a", "/g"], "/g"),
+        (vec!["mv", store, "/g", "/g/sub/x"], "/g"),
+        (vec!["create", store, "/a", "--dtype", "int8", "--shape", "3"], "/a"),
+        (vec!["create", store, "/a/inner", "--dtype", "int8", "--shape", "3"], "/a"),
+        (vec!["create", store, "/new", "--dtype", "int8", "--shape", "3", "--chunks", "1,1"], "chunk"),
+        (vec!["mkgroup", store, "/a"], "/a"),
+        (vec!["attrs", store, "/a", "--delete", "nothere"], "no attribute \"nothere\""),
+        (vec!["attrs", store, "/a", "--set", "novalue"], "KEY=VALUE"),
+        (vec!["attrs", store, "/missing", "--set", "k=2"], "/missing"),
+        (vec!["resize", store, "/g", "--shape", "3"], "/g"),
+        (vec!["resize", store, "/a", "--shape", "3"], "/a"),
+    ];
+    for (args, expected) in cases {
+        let out = zarrdb(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("zarrdb: error: ") && stderr.lines().count() == 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr:?} lacks {expected:?}");
+        assert_eq!(state(store), before, "{args:?} changed the store");
+    }
+}
+
+#[test]
+fn refused_edits_on_redb_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    scenario(dir.path().join("data.zarrdb").to_str().unwrap(), dir.path());
+}
+
+#[test]
+fn refused_edits_on_lmdb_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    scenario(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
+}
+
+#[test]
+fn refused_edits_on_a_directory_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    scenario(&format!("dir:{}", dir.path().join("tree.zarr").display()), dir.path());
+}
+
+#[test]
+fn zip_archives_are_not_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("x.zip");
+    let out = zarrdb(&["mkgroup", zip.to_str().unwrap(), "/g"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+    assert!(!zip.exists());
+}
