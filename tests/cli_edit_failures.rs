@@ -109,3 +109,71 @@ fn zip_archives_are_not_edited() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     assert!(!zip.exists());
 }
+
+#[test]
+fn a_refused_create_leaves_no_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (store, path) in [("data.zarrdb", "/a/../b"), ("lmdb:env", "/__reserved"), ("dir:folder", "//x")] {
+        let locator = match store.split_once(':') {
+            Some((scheme, name)) => format!("{scheme}:{}", dir.path().join(name).display()),
+            None => dir.path().join(store).display().to_string(),
+        };
+        for args in [vec!["create", &locator, path, "--dtype", "int8", "--shape", "3"], vec!["mkgroup", &locator, path]]
+        {
+            let out = zarrdb(&args);
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+        }
+        let bad = zarrdb(&["create", &locator, "/ok", "--dtype", "int9", "--shape", "3"]);
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("--dtype int9"));
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a refused command created a store");
+}
+
+#[test]
+fn zarr_v2_folders_and_directory_roots_are_not_edited() {
+    let dir = tempfile::tempdir().unwrap();
+    let v2 = dir.path().join("v2");
+    std::fs::create_dir_all(v2.join("arr")).unwrap();
+    std::fs::write(v2.join(".zgroup"), r#"{"zarr_format": 2}"#).unwrap();
+    let zarray = r#"{"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "compressor": null,
+        "fill_value": 0, "order": "C", "filters": null}"#;
+    std::fs::write(v2.join("arr/.zarray"), zarray).unwrap();
+    let locator = format!("dir:{}", v2.display());
+    let listing = |p: &Path| -> Vec<String> {
+        let mut names: Vec<String> = walk(p);
+        names.sort();
+        names
+    };
+    let before = listing(&v2);
+    for args in
+        [vec!["attrs", &locator, "/", "--set", "k=1"], vec!["mkgroup", &locator, "/g"], vec!["rm", &locator, "/arr"]]
+    {
+        let out = zarrdb(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("holds Zarr v2") && stderr.contains("zarrdb import"), "{args:?}: {stderr}");
+    }
+    assert_eq!(listing(&v2), before);
+
+    // The root of a directory store is its folder, which may hold more than Zarr.
+    let v3 = dir.path().join("v3");
+    let locator = format!("dir:{}", v3.display());
+    ok(&["mkgroup", &locator, "/g"]);
+    std::fs::write(v3.join("notes.txt"), "mine").unwrap();
+    let out = zarrdb(&["rm", &locator, "/", "--recursive"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("remove the folder itself"));
+    assert!(v3.join("notes.txt").exists() && v3.join("g/zarr.json").exists());
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        out.push(path.display().to_string());
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+    }
+    out
+}

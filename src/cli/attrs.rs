@@ -1,5 +1,5 @@
 //! `zarrdb attrs STORE NODE` prints a node's attributes as JSON; with `--set KEY=VALUE` and
-//! `--delete KEY` it changes them, in one write of the node's `zarr.json`.
+//! `--delete KEY` it changes them, in one write of the node's `zarr.json` (one transaction on a database, read and write).
 
 use serde_json::Value;
 use zarrdb::Node;
@@ -23,23 +23,24 @@ pub(crate) fn run(store: &str, path: &str, set: &[String], delete: &[String]) ->
             _ => Err(CliError::new(format!("--set \"{item}\": expected KEY=VALUE (VALUE is JSON, or text)"))),
         })
         .collect::<Result<_, _>>()?;
-    let opened = locator::open_writable(store, false)?;
-    let node = Node::open(opened.store.clone(), path)?;
-    let mut attributes = match &node {
-        Node::Group(g) => g.attributes(),
-        Node::Array(a) => a.attributes().clone(),
-    };
-    for key in delete {
-        if attributes.remove(key).is_none() {
-            return Err(CliError::new(format!("{}: no attribute \"{key}\" to delete", node.path())));
+    locator::edit(store, false, |store| {
+        let node = Node::open(store, path)?;
+        let mut attributes = match &node {
+            Node::Group(g) => g.attributes(),
+            Node::Array(a) => a.attributes().clone(),
+        };
+        for key in delete {
+            if attributes.remove(key).is_none() {
+                return Err(CliError::new(format!("{}: no attribute \"{key}\" to delete", node.path())));
+            }
         }
-    }
-    for (key, value) in assignments {
-        attributes.insert(key.to_owned(), value);
-    }
-    match node {
-        Node::Group(mut g) => g.set_attributes(attributes)?,
-        Node::Array(mut a) => a.set_attributes(attributes)?,
-    }
-    Ok(())
+        for (key, value) in assignments {
+            attributes.insert(key.to_owned(), value);
+        }
+        match node {
+            Node::Group(mut g) => g.set_attributes(attributes)?,
+            Node::Array(mut a) => a.set_attributes(attributes)?,
+        }
+        Ok(())
+    })
 }

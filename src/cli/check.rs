@@ -17,11 +17,19 @@ pub(crate) fn run(store: &str) -> CliResult {
     let opened = locator::open_with(store, true)?;
     let store = opened.store.clone();
     let mut tally = Tally::default();
-    match locator::open_root(store) {
-        Ok(Some(node)) => visit(&node, &mut tally)?,
+    let walked = match locator::open_root(store) {
+        Ok(Some(node)) => visit(&node, &mut tally),
         // A database (or folder) holding nothing is empty, not damaged.
-        Ok(None) => outln!("empty: no nodes")?,
-        Err(e) => problem(&mut tally, "/", &e)?,
+        Ok(None) => outln!("empty: no nodes"),
+        Err(e) => problem(&mut tally, "/", &e),
+    };
+    // The output's reader went away: the walk stopped, but problems found so far still fail.
+    if let Err(e) = walked {
+        return Err(if e.is_quiet() && tally.problems > 0 {
+            CliError::new(format!("check found {} problem(s) before its output was closed", tally.problems))
+        } else {
+            e
+        });
     }
     outln!(
         "checked {} groups, {} arrays, {} chunks: {} problem{}",

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 use zarrdb::metadata::NamedConfig;
-use zarrdb::{Array, ArrayMetadata, DataType, FillValue, Group};
+use zarrdb::{Array, ArrayMetadata, DataType, FillValue, Group, NodePath};
 
 use super::{args, locator, CliError, CliResult};
 
@@ -20,18 +20,23 @@ pub(crate) struct ArraySpec {
     pub attrs: Option<String>,
 }
 
+// Everything is checked before the store is opened: a refused command creates no database.
 pub(crate) fn array(store: &str, path: &str, spec: &ArraySpec) -> CliResult {
     let metadata = metadata(spec)?;
-    let opened = locator::open_writable(store, true)?;
-    Array::create(opened.store.clone(), path, metadata)?;
-    Ok(())
+    NodePath::parse(path)?;
+    locator::edit(store, true, |store| {
+        Array::create(store, path, metadata)?;
+        Ok(())
+    })
 }
 
 pub(crate) fn group(store: &str, path: &str, attrs: Option<&str>) -> CliResult {
     let attributes = attributes(attrs)?;
-    let opened = locator::open_writable(store, true)?;
-    Group::create(opened.store.clone(), path, attributes)?;
-    Ok(())
+    NodePath::parse(path)?;
+    locator::edit(store, true, |store| {
+        Group::create(store, path, attributes)?;
+        Ok(())
+    })
 }
 
 fn metadata(spec: &ArraySpec) -> Result<ArrayMetadata, CliError> {

@@ -6,10 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use zarrdb::error::{NodeError, PlanError, TransferError};
+use zarrdb::store::ReadableStore;
 use zarrdb::transfer::ConvertedStore;
 use zarrdb::{Backend, Database, DirectoryStore, Error, Node, Store, ZipStore};
 
-use super::CliError;
+use super::{CliError, CliResult};
 
 /// What a locator names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,16 +114,19 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
     }
 }
 
-/// Open the store a locator names, for changing it: a database through its auto-commit store,
-/// where each library call the command makes is one transaction; a directory store as it is.
-/// With `create`, a missing database or folder is created (as `create` and `mkgroup` do); zip
-/// archives are read-only.
-pub(crate) fn open_writable(locator: &str, create: bool) -> Result<Opened, CliError> {
+/// Run `edit` on the store a locator names, as one transaction on a database: `edit` reads and
+/// writes through the transaction's store, and the transaction commits when `edit` succeeds (a
+/// failure, or a kill, leaves the database as it was). A directory store is edited in place,
+/// without that guarantee; it must hold Zarr v3 (or nothing yet), since the commands write v3
+/// documents. With `create`, a missing database or folder is created first (as `create` and
+/// `mkgroup` do); zip archives are read-only.
+pub(crate) fn edit(locator: &str, create: bool, edit: impl FnOnce(Arc<dyn Store>) -> CliResult) -> CliResult {
     match parse(locator)? {
-        (Kind::Directory, path) if create => {
-            Ok(Opened { store: Arc::new(DirectoryStore::create(path)?), _database: None })
+        (Kind::Directory, path) => {
+            let store = if create { DirectoryStore::create(path)? } else { DirectoryStore::open(path)? };
+            refuse_older_layouts(path, &store)?;
+            edit(Arc::new(store))
         }
-        (Kind::Directory, path) => Ok(Opened { store: Arc::new(DirectoryStore::open(path)?), _database: None }),
         (Kind::Zip, path) => Err(CliError::new(format!(
             "{path}: zip archives are read-only here; import it into a database (`zarrdb import`), change that, \
              and export it again"
@@ -131,8 +135,27 @@ pub(crate) fn open_writable(locator: &str, create: bool) -> Result<Opened, CliEr
             let mut builder = Database::builder();
             builder.backend(backend);
             let database = if create { builder.create(path)? } else { builder.open(path)? };
-            Ok(Opened { store: database.store(), _database: Some(database) })
+            let transaction = database.begin_write()?;
+            edit(transaction.store())?;
+            transaction.commit()?;
+            Ok(())
         }
+    }
+}
+
+/// A folder holding Zarr v2, a v1 array or the 2020 draft is refused for editing: the commands
+/// write Zarr v3 documents, which would hide the older metadata beside them.
+fn refuse_older_layouts(path: &str, store: &DirectoryStore) -> CliResult {
+    if store.size("zarr.json")?.is_some() {
+        return Ok(());
+    }
+    match ConvertedStore::open(path) {
+        Ok(converted) if converted.layout() != "Zarr v3" => Err(CliError::new(format!(
+            "{path} holds {}; the editing commands write Zarr v3: import it into a database (`zarrdb import`), \
+             edit that, and export it",
+            converted.layout()
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -169,7 +169,7 @@ enum Command {
         /// Path of the new array, e.g. /group/array.
         array: String,
         /// Data type: a Zarr name (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128,
-        /// string, bytes, r<bits>, ...) or the JSON of an extension type.
+        /// string, variable_length_bytes, r<bits>, ...) or the JSON of an extension type.
         #[arg(long)]
         dtype: String,
         /// Shape, e.g. 365,720,1440 (empty for a 0-dimensional array).
@@ -313,6 +313,11 @@ impl CliError {
     /// An error with this message.
     pub(crate) fn new(message: impl Into<String>) -> CliError {
         CliError { message: message.into(), quiet: false }
+    }
+
+    /// Whether this is [`CliError::closed_output`].
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     /// The message, for unit tests of the commands.

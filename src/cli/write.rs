@@ -1,7 +1,8 @@
 //! `zarrdb write STORE ARRAY FILE [--region R]`, `zarrdb append STORE ARRAY FILE --axis N` and
 //! `zarrdb resize STORE ARRAY --shape S`. FILE is a NumPy `.npy` file, or `-` for standard input;
-//! its data type must be the array's and its shape the region's. Each command is one atomic
-//! library call (a database commits it as one transaction).
+//! its data type must be the array's and its shape the region's. The file is read first, then
+//! each command opens the array, checks and writes in one transaction on a database (so nothing
+//! holds the database while a slow producer feeds standard input).
 
 use std::io::Read;
 
@@ -13,62 +14,87 @@ use super::region::{parse_region, Selection};
 use super::{args, locator, CliError, CliResult};
 
 pub(crate) fn write(store: &str, path: &str, file: &str, region: Option<&str>) -> CliResult {
-    let opened = locator::open_writable(store, false)?;
-    let array = Array::open(opened.store.clone(), path)?;
-    let Selection { offset, shape, kept } = parse_region(region.unwrap_or(""), array.shape())?;
-    let (header, data) = read_npy(file, &array)?;
-    // The file may keep the dimensions an index selects (length 1) or drop them, as NumPy does.
-    let dropped: Vec<u64> = shape.iter().zip(&kept).filter(|(_, k)| **k).map(|(s, _)| *s).collect();
-    if header.shape() != shape && header.shape() != dropped {
-        return Err(NpyError::WrongShape {
-            source_name: file.to_owned(),
-            found: header.shape().to_vec(),
-            reason: format!("the region {} of {} has shape {shape:?}", region.unwrap_or(":"), array.path()),
+    let (name, header, data) = read_npy(file)?;
+    locator::edit(store, false, |store| {
+        let array = Array::open(store, path)?;
+        same_type(&name, &header, &array)?;
+        let Selection { offset, shape, kept } = parse_region(region.unwrap_or(""), array.shape())?;
+        // The file may keep the dimensions an index selects (length 1) or drop them, as NumPy does.
+        let dropped: Vec<u64> = shape.iter().zip(&kept).filter(|(_, k)| **k).map(|(s, _)| *s).collect();
+        if header.shape() != shape && header.shape() != dropped {
+            return Err(NpyError::WrongShape {
+                source_name: name.clone(),
+                found: header.shape().to_vec(),
+                reason: format!("the region {} of {} has shape {shape:?}", region.unwrap_or(":"), array.path()),
+            }
+            .into());
         }
-        .into());
-    }
-    array.write_region_bytes(&offset, &shape, &data)?;
-    Ok(())
+        array.write_region_bytes(&offset, &shape, &data)?;
+        Ok(())
+    })
 }
 
 pub(crate) fn append(store: &str, path: &str, file: &str, axis: usize) -> CliResult {
-    let opened = locator::open_writable(store, false)?;
-    let mut array = Array::open(opened.store.clone(), path)?;
-    let (header, data) = read_npy(file, &array)?;
-    let mut shape = header.shape().to_vec();
-    // One slice along the axis may come without it (a row appended to a table).
-    if shape.len() + 1 == array.shape().len() && axis <= shape.len() {
-        shape.insert(axis, 1);
-    }
-    array.append_bytes(axis, &shape, &data)?;
-    Ok(())
+    let (name, header, data) = read_npy(file)?;
+    locator::edit(store, false, |store| {
+        let mut array = Array::open(store, path)?;
+        same_type(&name, &header, &array)?;
+        let mut shape = header.shape().to_vec();
+        let rank = array.shape().len();
+        // One slice along the axis may come without it (a row appended to a table).
+        if shape.len() + 1 == rank && axis < rank {
+            shape.insert(axis, 1);
+        }
+        let fits = shape.len() == rank
+            && axis < rank
+            && shape.iter().zip(array.shape()).enumerate().all(|(d, (a, b))| d == axis || a == b);
+        if !fits {
+            return Err(NpyError::WrongShape {
+                source_name: name.clone(),
+                found: header.shape().to_vec(),
+                reason: format!(
+                    "appending along axis {axis} to {} of shape {:?} needs its length in every other dimension",
+                    array.path(),
+                    array.shape()
+                ),
+            }
+            .into());
+        }
+        array.append_bytes(axis, &shape, &data)?;
+        Ok(())
+    })
 }
 
 pub(crate) fn resize(store: &str, path: &str, shape: &str) -> CliResult {
     let shape = args::shape("--shape", shape)?;
-    let opened = locator::open_writable(store, false)?;
-    Array::open(opened.store.clone(), path)?.resize(&shape)?;
-    Ok(())
+    locator::edit(store, false, |store| {
+        Array::open(store, path)?.resize(&shape)?;
+        Ok(())
+    })
 }
 
-/// The `.npy` file `file` (`-`: standard input), checked to hold `array`'s data type.
-fn read_npy(file: &str, array: &Array) -> Result<(NpyHeader, Vec<u8>), CliError> {
-    let (header, data) = if file == "-" {
-        NpyHeader::read_file(&mut std::io::stdin().lock(), "standard input")?
-    } else {
-        let mut reader: Box<dyn Read> = Box::new(std::io::BufReader::new(
-            std::fs::File::open(file).map_err(|e| CliError::new(format!("cannot open {file}: {e}")))?,
-        ));
-        NpyHeader::read_file(&mut reader, file)?
-    };
+/// The `.npy` file `file` (`-`: standard input): its name for messages, header and data.
+fn read_npy(file: &str) -> Result<(String, NpyHeader, Vec<u8>), CliError> {
+    if file == "-" {
+        let name = "standard input".to_owned();
+        let (header, data) = NpyHeader::read_file(&mut std::io::stdin().lock(), &name)?;
+        return Ok((name, header, data));
+    }
+    let opened = std::fs::File::open(file).map_err(|e| CliError::new(format!("cannot open {file}: {e}")))?;
+    let mut reader: Box<dyn Read> = Box::new(std::io::BufReader::new(opened));
+    let (header, data) = NpyHeader::read_file(&mut reader, file)?;
+    Ok((file.to_owned(), header, data))
+}
+
+fn same_type(name: &str, header: &NpyHeader, array: &Array) -> CliResult {
     if header.data_type() != &array.data_type() {
         return Err(NpyError::WrongType {
-            source_name: file.to_owned(),
+            source_name: name.to_owned(),
             array: array.path().to_string(),
             expected: array.data_type().to_string(),
             found: header.data_type().to_string(),
         }
         .into());
     }
-    Ok((header, data))
+    Ok(())
 }

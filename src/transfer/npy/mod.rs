@@ -177,16 +177,18 @@ impl NpyHeader {
     }
 
     /// The header as NumPy writes it: version 1.0 when it fits (2.0 for a longer one, 3.0 when a
-    /// field name is not Latin-1), padded so the data starts at a multiple of 64 bytes. Every
-    /// file written holds little-endian C-order data.
+    /// field name is not Latin-1), padded so the data starts at a multiple of 64 bytes, for
+    /// little-endian data in C order (what [`Self::read_data`] returns). NumPy's `np.load`
+    /// refuses headers of more than 10,000 bytes (a record type of hundreds of fields) unless
+    /// given `max_header_size`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let descr = dtype::to_numpy(&self.data_type).map_or_else(|_| literal::string("|V0"), |d| python(&d));
         let shape = match self.shape.as_slice() {
             [one] => format!("({one},)"),
             dims => format!("({})", dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
         };
-        let order = if self.fortran_order { "True" } else { "False" };
-        let mut dict = format!("{{'descr': {descr}, 'fortran_order': {order}, 'shape': {shape}, }}");
+        // The data written after this header is in C order, whatever order a file read had.
+        let mut dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
         let latin1 = dict.chars().all(|c| (c as u32) < 256);
         let encoded_len = if latin1 { dict.chars().count() } else { dict.len() };
         // The header (dict, padding, newline) after a prefix of `prefix` bytes, padded so the
