@@ -5,6 +5,7 @@
 //! changes the timings.
 
 #[path = "common/splitmix.rs"]
+#[expect(dead_code, reason = "the kill timings need only `range`")]
 mod splitmix;
 
 use std::collections::hash_map::DefaultHasher;

@@ -7,7 +7,7 @@ use zarrdb::transfer::NpyHeader;
 use zarrdb::{Array, DataType};
 
 use super::region::{for_each_slab, parse_region, Selection};
-use super::{locator, output, render, CliError, CliResult};
+use super::{locator, output, progress, render, CliError, CliResult};
 
 /// How `cat` prints.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -44,9 +44,15 @@ pub(crate) fn run(store: &str, array: &str, region: Option<&str>, format: Format
                 out.write_all(&header.to_bytes()).map_err(output::failed)?;
             }
             // In slabs of bounded size, so memory does not grow with the region.
+            let total = shape.iter().fold(data_type.size() as u64, |n, &d| n.saturating_mul(d));
+            let bar = progress::bytes(total, "cat");
             for_each_slab(&offset, &shape, data_type.size() as u64, RAW_SLAB_BYTES, |o, s| -> CliResult {
-                out.write_all(&array.read_region_bytes(o, s)?).map_err(output::failed)
+                let bytes = array.read_region_bytes(o, s)?;
+                out.write_all(&bytes).map_err(output::failed)?;
+                progress::advance(&bar, bytes.len() as u64);
+                Ok(())
             })?;
+            progress::finish(bar);
         }
         Format::Text | Format::Json => {
             let elements = shape.iter().try_fold(1u64, |n, &s| n.checked_mul(s));

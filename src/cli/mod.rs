@@ -29,6 +29,7 @@ mod info;
 mod locator;
 mod nodes;
 mod output;
+mod progress;
 mod region;
 mod render;
 mod transfer;

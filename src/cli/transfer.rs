@@ -1,15 +1,14 @@
 //! `zarrdb import SRC DB [--at NODE] [--exclude PATTERN]... [--skip-unreadable]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
 //! progress bar runs on stderr; otherwise only the one-line summary is printed.
 
-use std::io::IsTerminal;
 use std::path::Path;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use zarrdb::transfer::{ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
 use super::locator::{self, Kind};
-use super::{CliError, CliResult};
+use super::{progress, CliError, CliResult};
 
 /// redb's page cache for an import: every page is written once, so a cache only holds memory;
 /// redb's default (1 GiB) would grow the process by the dataset's size, up to that. redb writes
@@ -24,7 +23,7 @@ pub(crate) fn import(
     exclude: Vec<String>,
     skip_unreadable: bool,
 ) -> CliResult {
-    let bar = progress_bar();
+    let bar = progress::bytes(0, "");
     let mut options = ImportOptions::default().at(at).skip_unreadable(skip_unreadable);
     for pattern in exclude {
         options = options.exclude(pattern);
@@ -63,7 +62,7 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
     };
     let (to, zip) = export_destination(destination)?;
     let database = Database::builder().backend(backend).read_only(true).open(path)?;
-    let bar = progress_bar();
+    let bar = progress::bytes(0, "");
     let mut options = ExportOptions::default().node(node).consolidated(consolidated);
     if let Some(zip) = zip {
         options = options.zip(zip);
@@ -134,18 +133,6 @@ fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) -
         }
     )?;
     Ok(())
-}
-
-/// A bar on stderr when it is a terminal; none otherwise (logs and pipes stay clean).
-fn progress_bar() -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(0);
-    let style = ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(bar)
 }
 
 fn show(bar: &ProgressBar, p: Progress) {

@@ -10,8 +10,8 @@ use zarrdb::error::NpyError;
 use zarrdb::transfer::NpyHeader;
 use zarrdb::Array;
 
-use super::region::{parse_region, Selection};
-use super::{args, locator, CliError, CliResult};
+use super::region::{for_each_slab, parse_region, Selection};
+use super::{args, locator, progress, CliError, CliResult};
 
 pub(crate) fn write(store: &str, path: &str, file: &str, region: Option<&str>) -> CliResult {
     let (name, header, data) = read_npy(file)?;
@@ -29,10 +29,28 @@ pub(crate) fn write(store: &str, path: &str, file: &str, region: Option<&str>) -
             }
             .into());
         }
-        array.write_region_bytes(&offset, &shape, &data)?;
-        Ok(())
+        write_in_slabs(&array, &offset, &shape, &data)
     })
 }
+
+/// Write `data` (the C-order bytes of the box `offset`/`shape`) in slabs of at most 64 MiB, with
+/// a progress bar; inside one transaction on a database, so still one commit.
+fn write_in_slabs(array: &Array, offset: &[u64], shape: &[u64], data: &[u8]) -> CliResult {
+    let bar = progress::bytes(data.len() as u64, "write");
+    let mut at = 0usize;
+    for_each_slab(offset, shape, array.data_type().size() as u64, SLAB_BYTES, |o, s| -> CliResult {
+        let len = s.iter().fold(array.data_type().size(), |n, &d| n * d as usize);
+        array.write_region_bytes(o, s, &data[at..at + len])?;
+        at += len;
+        progress::advance(&bar, len as u64);
+        Ok(())
+    })?;
+    progress::finish(bar);
+    Ok(())
+}
+
+/// The most bytes one `write_region_bytes` call of [`write_in_slabs`] takes.
+const SLAB_BYTES: u64 = 64 << 20;
 
 pub(crate) fn append(store: &str, path: &str, file: &str, axis: usize) -> CliResult {
     let (name, header, data) = read_npy(file)?;
@@ -60,8 +78,16 @@ pub(crate) fn append(store: &str, path: &str, file: &str, axis: usize) -> CliRes
             }
             .into());
         }
-        array.append_bytes(axis, &shape, &data)?;
-        Ok(())
+        // Grow, then write the block where the growth is: inside the transaction this is one
+        // step, as `Array::append_bytes` is, with the write in slabs for the progress bar.
+        let mut grown = array.shape().to_vec();
+        let mut offset = vec![0; rank];
+        offset[axis] = grown[axis];
+        grown[axis] = grown[axis].checked_add(shape[axis]).ok_or_else(|| {
+            CliError::new(format!("{}: appending {} along axis {axis} overflows its length", array.path(), shape[axis]))
+        })?;
+        array.resize(&grown)?;
+        write_in_slabs(&array, &offset, &shape, &data)
     })
 }
 

@@ -1,0 +1,34 @@
+//! Progress bars on stderr with the amount done, the rate and the time left, for anything that
+//! can take more than a second. Only when stderr is a terminal: logs and pipes get no bar and no
+//! escape codes.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A bar counting `total` bytes, or `None` when stderr is not a terminal.
+pub(crate) fn bytes(total: u64, label: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template("{msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.set_message(label.to_owned());
+    Some(bar)
+}
+
+/// Advance a bar, if there is one.
+pub(crate) fn advance(bar: &Option<ProgressBar>, bytes: u64) {
+    if let Some(bar) = bar {
+        bar.inc(bytes);
+    }
+}
+
+/// Remove a bar from the terminal, if there is one.
+pub(crate) fn finish(bar: Option<ProgressBar>) {
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+}
