@@ -38,7 +38,7 @@ mod write;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// zarrdb: an embedded, transactional Zarr v3 storage engine.
 #[derive(Parser)]
@@ -295,6 +295,14 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         region: Option<String>,
     },
+    /// Print a completion script for a shell, to load at start-up.
+    #[command(
+        after_help = "Examples:\n  source <(zarrdb completions bash)        # in ~/.bashrc\n  zarrdb completions zsh > ~/.zfunc/_zarrdb\n  zarrdb completions fish > ~/.config/fish/completions/zarrdb.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Build a small real dataset with transactions, read it back and show its tree.
     Demo {
         /// Where to build it: a store locator naming nothing yet or an empty folder (default: a
@@ -341,6 +349,14 @@ impl<E: std::fmt::Display> From<E> for CliError {
 
 pub(crate) type CliResult = Result<(), CliError>;
 
+/// `zarrdb completions SHELL`: clap's script for the shell, from the same definitions as the
+/// parser, so it cannot drift from the commands.
+fn completions(shell: clap_complete::Shell) -> CliResult {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "zarrdb", &mut script);
+    out!("{}", String::from_utf8_lossy(&script))
+}
+
 pub(crate) fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -361,6 +377,7 @@ pub(crate) fn run() -> ExitCode {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
+        Command::Completions { shell } => completions(shell),
         Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
             let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };
             create::array(&store, &array, &spec)
