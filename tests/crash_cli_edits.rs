@@ -1,4 +1,4 @@
-//! SIGKILL during the editing commands (`append`, `resize`, `rm --recursive`, `mv`) on a redb
+//! SIGKILL during the editing commands (`append`, `resize`, `rm --recursive`, `mv`, `cp`) on a redb
 //! database: after each kill the database opens and holds exactly the state before the command
 //! or the state after it, every array reading back whole. 20 kills per command (`ZARRDB_CRASH_KILLS`), timed at random
 //! over the command's own run time (the shortest of three runs to completion); `ZARRDB_CRASH_SEED`
@@ -134,4 +134,5 @@ fn killed_edits_leave_the_state_before_or_after() {
     kill_during(dir.path(), &base, "resize", |db| s(&["resize", db, "/data/t", "--shape", "150,1000"]));
     kill_during(dir.path(), &base, "rm", |db| s(&["rm", db, "/runs", "--recursive"]));
     kill_during(dir.path(), &base, "mv", |db| s(&["mv", db, "/runs", "/archive/runs"]));
+    kill_during(dir.path(), &base, "cp", |db| s(&["cp", &format!("{db}:/data"), &format!("{db}:/backup/data")]));
 }

@@ -23,6 +23,7 @@ mod bench;
 mod cat;
 mod check;
 mod compact;
+mod copy;
 mod create;
 mod demo;
 mod info;
@@ -295,6 +296,19 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         region: Option<String>,
     },
+    /// Copy a node with everything below it between stores: into a database (one transaction,
+    /// created when missing), a folder, or a new zip archive (from a database). Chunk bytes are
+    /// copied as they are, never decoded.
+    #[command(
+        after_help = "Examples:\n  zarrdb cp data.zarrdb:/runs/2026 archive.zarrdb:/2026\n  zarrdb cp dir:downloaded.zarr data.zarrdb:/imported\n  zarrdb cp data.zarrdb:/runs/2026 dir:share/2026.zarr\n  zarrdb cp lmdb:/srv/env:/grid grid.zip"
+    )]
+    Cp {
+        /// The source: a store locator, then optionally `:` and a node (`data.zarrdb:/grid`).
+        source: String,
+        /// The destination: a store locator, then optionally `:` and where the node lands (which
+        /// must be free).
+        destination: String,
+    },
     /// Print a completion script for a shell, to load at start-up.
     #[command(
         after_help = "Examples:\n  source <(zarrdb completions bash)        # in ~/.bashrc\n  zarrdb completions zsh > ~/.zfunc/_zarrdb\n  zarrdb completions fish > ~/.config/fish/completions/zarrdb.fish"
@@ -378,6 +392,7 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Demo { locator } => demo::run(locator),
         Command::Completions { shell } => completions(shell),
+        Command::Cp { source, destination } => copy::run(&source, &destination),
         Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
             let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };
             create::array(&store, &array, &spec)

@@ -86,15 +86,15 @@ pub enum TransferError {
         path: String,
     },
     /// The database already holds something where the import would land.
-    #[error("cannot import at {node}: {reason}")]
+    #[error("cannot import or copy to {node}: {reason}")]
     NodeOccupied {
         /// The node path given with `at`.
         node: String,
         /// What is there.
         reason: String,
     },
-    /// The node to export does not exist.
-    #[error("no node at {node} to export")]
+    /// The node to export or copy does not exist in the source.
+    #[error("no node at {node} in the source to export or copy")]
     NodeNotFound {
         /// The node path.
         node: String,

@@ -37,14 +37,19 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn import(&self, source: impl AsRef<Path>, options: &ImportOptions) -> Result<ImportReport, Error> {
-        let at = NodePath::parse(&options.at)?;
         let source = source::open_path(source.as_ref())?;
-        let prepared = prepare(source.as_ref(), &at, options)?;
+        self.take_in(source.as_ref(), options)
+    }
+
+    /// Plan the copy of `source` to `options.at`, then run it in one bulk transaction.
+    fn take_in(&self, source: &dyn Source, options: &ImportOptions) -> Result<ImportReport, Error> {
+        let at = NodePath::parse(&options.at)?;
+        let prepared = prepare(source, &at, options)?;
         let bytes = prepared.items.iter().map(|i| i.size).sum::<u64>()
             + prepared.documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
         let bulk = self.begin_bulk(bytes)?;
         let parents = claim(bulk.before().as_ref(), &at)?;
-        finish(source.as_ref(), prepared, parents, Box::new(DbSink(bulk)), options)
+        finish(source, prepared, parents, Box::new(DbSink(bulk)), options)
     }
 }
 
@@ -69,11 +74,71 @@ pub fn copy(
     destination: Arc<dyn Store>,
     options: &ImportOptions,
 ) -> Result<ImportReport, Error> {
+    copy_node(source, "/", destination, options)
+}
+
+/// [`copy`] of the node at `node` of `source` with everything below it, which lands at
+/// `options.at` in `destination` (an array may be copied alone).
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrdb::{Array, ArrayMetadata, DataType, ImportOptions, MemoryStore, Store};
+/// let from: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// Array::create(from.clone(), "/runs/a", ArrayMetadata::new(DataType::Int16, vec![2], vec![2]))?
+///     .write_region(&[0], &[2], &[7i16, 8])?;
+/// let to: Arc<dyn Store> = Arc::new(MemoryStore::new());
+/// zarrdb::transfer::copy_node(from, "/runs/a", to.clone(), &ImportOptions::default().at("/b"))?;
+/// assert_eq!(Array::open(to, "/b")?.read_all::<i16>()?, vec![7, 8]);
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+pub fn copy_node(
+    source: Arc<dyn Store>,
+    node: &str,
+    destination: Arc<dyn Store>,
+    options: &ImportOptions,
+) -> Result<ImportReport, Error> {
     let at = NodePath::parse(&options.at)?;
-    let source = StoreSource { store: source, prefix: String::new() };
+    let source = node_source(source, node)?;
     let prepared = prepare(&source, &at, options)?;
     let parents = claim(destination.as_ref(), &at)?;
     finish(&source, prepared, parents, Box::new(StoreSink(destination)), options)
+}
+
+impl Database {
+    /// Copy the node at `node` of `source` (any store: another database's snapshot, a folder, a
+    /// zip archive) with everything below it into this database at `options.at`, in one
+    /// transaction as [`Database::import`] does, chunk bytes as they are.
+    ///
+    /// ```
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Database, ImportOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let one = Database::create(dir.path().join("one.zarrdb"))?;
+    /// Array::create(one.store(), "/a", ArrayMetadata::new(DataType::UInt8, vec![2], vec![2]))?
+    ///     .write_region(&[0], &[2], &[4u8, 2])?;
+    /// let two = Database::create(dir.path().join("two.zarrdb"))?;
+    /// two.copy_from(one.begin_read()?.store(), "/a", &ImportOptions::default().at("/copy"))?;
+    /// assert_eq!(Array::open(two.store(), "/copy")?.read_all::<u8>()?, vec![4, 2]);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn copy_from(
+        &self,
+        source: Arc<dyn Store>,
+        node: &str,
+        options: &ImportOptions,
+    ) -> Result<ImportReport, Error> {
+        self.take_in(&node_source(source, node)?, options)
+    }
+}
+
+/// The keys below `node` of `store`, read as a hierarchy of their own; an error when nothing is
+/// there.
+fn node_source(store: Arc<dyn Store>, node: &str) -> Result<StoreSource, Error> {
+    let node = NodePath::parse(node)?;
+    let source = StoreSource { store, prefix: node.key_prefix() };
+    if !node.is_root() && source.store.list_prefix(&source.prefix)?.is_empty() {
+        return Err(TransferError::NodeNotFound { node: node.to_string() }.into());
+    }
+    Ok(source)
 }
 
 /// What to copy, worked out before the destination is touched.

@@ -18,7 +18,7 @@ mod source;
 
 pub use converted::ConvertedStore;
 
-pub use import::copy;
+pub use import::{copy, copy_node};
 
 pub use npy::NpyHeader;
 

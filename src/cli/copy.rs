@@ -1,0 +1,105 @@
+//! `zarrdb cp SRC[:NODE] DST[:NODE]`: a node with everything below it, from any store to a
+//! database (one transaction), a folder or a new zip archive, chunk bytes as they are (never
+//! decoded or re-encoded). The source is read through one snapshot when it is a database.
+
+use std::path::Path;
+
+use zarrdb::{Database, ExportOptions, ImportOptions};
+
+use super::locator::{self, Kind};
+use super::{progress, CliError, CliResult};
+
+/// A locator with an optional node: `data.zarrdb:/grid`, `lmdb:/srv/env:/a`, `dir:out`. The node
+/// is what follows the last `:/` unless what precedes it is a bare scheme (`lmdb:/srv/env`).
+pub(crate) fn split(text: &str) -> (&str, &str) {
+    match text.rfind(":/") {
+        Some(at) if !matches!(&text[..at], "" | "dir" | "zip" | "redb" | "lmdb" | "sled") => {
+            (&text[..at], &text[at + 1..])
+        }
+        _ => (text, "/"),
+    }
+}
+
+pub(crate) fn run(source: &str, destination: &str) -> CliResult {
+    let ((from_store, from_node), (to_store, to_node)) = (split(source), split(destination));
+    let bar = progress::bytes(0, "cp");
+    let mut options = ImportOptions::default().at(to_node);
+    if let Some(bar) = bar.clone() {
+        options = options.progress(move |p| {
+            bar.set_length(p.bytes_total);
+            bar.set_position(p.bytes_done);
+        });
+    }
+    let report = match locator::parse(to_store)? {
+        (Kind::Database(backend), path) => {
+            let mut builder = Database::builder();
+            builder.backend(backend);
+            let database = builder.create(path)?;
+            // Within one database the source is a snapshot of the same handle (a second handle
+            // on the file would be refused).
+            let same =
+                matches!(locator::parse(from_store)?, (Kind::Database(b), p) if b == backend && same_file(p, path));
+            if same {
+                database.copy_from(database.begin_read()?.store(), from_node, &options)?
+            } else {
+                let opened = locator::open(from_store)?;
+                database.copy_from(opened.store.clone(), from_node, &options)?
+            }
+        }
+        (Kind::Directory, path) => {
+            let opened = locator::open(from_store)?;
+            let destination = zarrdb::DirectoryStore::create(path)?;
+            zarrdb::transfer::copy_node(opened.store.clone(), from_node, std::sync::Arc::new(destination), &options)?
+        }
+        (Kind::Zip, path) => {
+            progress::finish(bar);
+            return to_zip(from_store, from_node, path, to_node);
+        }
+    };
+    progress::finish(bar);
+    outln!(
+        "copied {from_node} of {from_store} to {to_node} of {to_store}: {} nodes, {} chunks, {} bytes",
+        report.nodes,
+        report.chunks,
+        report.bytes
+    )
+}
+
+/// A new zip archive holds a database's node as its root (what `export` writes).
+fn to_zip(source: &str, node: &str, path: &str, to_node: &str) -> CliResult {
+    let (Kind::Database(backend), from) = locator::parse(source)? else {
+        return Err(CliError::new(format!(
+            "cp to the zip archive {path}: only from a database (import a folder or archive into one first)"
+        )));
+    };
+    if to_node != "/" {
+        return Err(CliError::new(format!(
+            "cp to the zip archive {path}: a new archive gets the node as its root, not at {to_node}"
+        )));
+    }
+    let database = Database::builder().backend(backend).read_only(true).open(from)?;
+    let report = database.export(Path::new(path), &ExportOptions::default().node(node).zip(true))?;
+    outln!("copied {node} of {source} to {path}: {} values, {} bytes", report.values, report.bytes)
+}
+
+fn same_file(a: &str, b: &str) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn nodes_follow_the_last_colon_slash() {
+        assert_eq!(split("data.zarrdb:/grid/t"), ("data.zarrdb", "/grid/t"));
+        assert_eq!(split("data.zarrdb"), ("data.zarrdb", "/"));
+        assert_eq!(split("lmdb:/srv/env"), ("lmdb:/srv/env", "/"));
+        assert_eq!(split("lmdb:/srv/env:/a"), ("lmdb:/srv/env", "/a"));
+        assert_eq!(split("dir:out:/"), ("dir:out", "/"));
+        assert_eq!(split("/abs/x.zip:/n"), ("/abs/x.zip", "/n"));
+    }
+}
