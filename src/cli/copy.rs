@@ -82,7 +82,8 @@ fn to_zip(source: &str, node: &str, path: &str, to_node: &str) -> CliResult {
     outln!("copied {node} of {source} to {path}: {} values, {} bytes", report.values, report.bytes)
 }
 
-fn same_file(a: &str, b: &str) -> bool {
+/// Whether two paths name the same file (after resolving links).
+pub(crate) fn same_file(a: &str, b: &str) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

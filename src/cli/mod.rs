@@ -26,6 +26,8 @@ mod compact;
 mod copy;
 mod create;
 mod demo;
+mod diff;
+mod du;
 mod info;
 mod locator;
 mod nodes;
@@ -35,6 +37,7 @@ mod region;
 mod render;
 mod transfer;
 mod tree;
+mod usage;
 mod write;
 
 use std::process::ExitCode;
@@ -52,9 +55,29 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Show the hierarchy: names, shapes, data types, chunk shapes, codecs, implicit groups.
+    #[command(
+        after_help = "Examples:\n  zarrdb tree data.zarrdb\n  zarrdb tree -l lmdb:/srv/env        # with stored and logical bytes per node"
+    )]
     Tree {
         /// Store locator: a database file, an LMDB or sled folder, a directory; or `redb:`, `lmdb:`, `sled:`, `dir:` + PATH.
         store: String,
+        /// Also show each node's stored and logical bytes and their ratio (a group: its subtree).
+        #[arg(long, short)]
+        long: bool,
+    },
+    /// Show the stored and logical (uncompressed) bytes and their ratio of every node at and
+    /// below NODE, a group counting everything below it. Nothing is read or decoded: sizes come
+    /// from listing the keys.
+    #[command(after_help = "Examples:\n  zarrdb du data.zarrdb\n  zarrdb du data.zarrdb /runs --json")]
+    Du {
+        /// Store locator.
+        store: String,
+        /// The node to start from.
+        #[arg(default_value = "/")]
+        node: String,
+        /// Print a JSON list: path, node_type, logical_bytes, stored_bytes, ratio per node.
+        #[arg(long)]
+        json: bool,
     },
     /// Show a node's metadata and storage figures.
     Info {
@@ -309,6 +332,20 @@ enum Command {
         /// must be free).
         destination: String,
     },
+    /// Compare two hierarchies or nodes, in any two stores: nodes on one side only, node kinds,
+    /// array metadata, attributes and values. Exit status 0 when they are equal, 1 when not.
+    #[command(
+        after_help = "Examples:\n  zarrdb diff data.zarrdb exported.zarr\n  zarrdb diff data.zarrdb:/runs/1 data.zarrdb:/runs/2 --json"
+    )]
+    Diff {
+        /// One side: a store locator, then optionally `:` and a node.
+        a: String,
+        /// The other side.
+        b: String,
+        /// Print one JSON document: {"equal", "differences": [{"path", "kind", "detail"}]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a completion script for a shell, to load at start-up.
     #[command(
         after_help = "Examples:\n  source <(zarrdb completions bash)        # in ~/.bashrc\n  zarrdb completions zsh > ~/.zfunc/_zarrdb\n  zarrdb completions fish > ~/.config/fish/completions/zarrdb.fish"
@@ -330,15 +367,21 @@ enum Command {
 pub(crate) struct CliError {
     message: String,
     quiet: bool,
+    status: u8,
 }
 
 impl CliError {
     /// An error with this message.
     pub(crate) fn new(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), quiet: false }
+        CliError { message: message.into(), quiet: false, status: 1 }
     }
 
-    /// Whether this is [`CliError::closed_output`].
+    /// Not an error but an answer: `diff` found differences. No message; exit status 1.
+    pub(crate) fn differs() -> CliError {
+        CliError { message: String::new(), quiet: true, status: 1 }
+    }
+
+    /// Whether this ends the command without a message ([`CliError::closed_output`], [`CliError::differs`]).
     pub(crate) fn is_quiet(&self) -> bool {
         self.quiet
     }
@@ -351,7 +394,7 @@ impl CliError {
 
     /// Standard output was closed by its reader (`| head`): the command stops, quietly.
     pub(crate) fn closed_output() -> CliError {
-        CliError { message: String::new(), quiet: true }
+        CliError { message: String::new(), quiet: true, status: 0 }
     }
 }
 
@@ -374,7 +417,8 @@ fn completions(shell: clap_complete::Shell) -> CliResult {
 pub(crate) fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Tree { store } => tree::run(&store),
+        Command::Tree { store, long } => tree::run(&store, long),
+        Command::Du { store, node, json } => du::run(&store, &node, json),
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw, npy } => {
             let format = match (json, raw, npy) {
@@ -393,6 +437,7 @@ pub(crate) fn run() -> ExitCode {
         Command::Demo { locator } => demo::run(locator),
         Command::Completions { shell } => completions(shell),
         Command::Cp { source, destination } => copy::run(&source, &destination),
+        Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
             let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };
             create::array(&store, &array, &spec)
@@ -413,7 +458,8 @@ pub(crate) fn run() -> ExitCode {
     };
     bench::report_peak_rss();
     match result {
-        Ok(()) | Err(CliError { quiet: true, .. }) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError { quiet: true, status, .. }) => ExitCode::from(status),
         Err(CliError { message, .. }) => {
             // One line, whatever the message holds.
             eprintln!("zarrdb: error: {}", message.replace(['\n', '\r'], " "));

@@ -1,0 +1,214 @@
+//! `zarrdb diff A[:NODE] B[:NODE] [--json]`: the differences between two hierarchies (or
+//! nodes), in any two stores: nodes present on one side only, node kinds, array metadata,
+//! attributes, and values. Values are compared only where shape and data type agree: chunk
+//! bytes first (identical codecs and chunks whose stored bytes are all equal mean equal
+//! values, nothing decoded), element bytes otherwise, region by region in bounded memory.
+//! Exit status 0 when equal, 1 when anything differs.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use zarrdb::{Array, DataType, Node, Store};
+
+use super::copy::split;
+use super::locator::{self, Kind};
+use super::region::for_each_slab;
+use super::{render, CliError, CliResult};
+
+/// Values are compared in regions of at most this many bytes per side.
+const SLAB_BYTES: u64 = 32 << 20;
+
+/// One difference: the node's path relative to the compared nodes, what differs, details.
+struct Difference {
+    path: String,
+    kind: &'static str,
+    detail: Value,
+    text: String,
+}
+
+pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
+    let ((store_a, node_a), (store_b, node_b)) = (split(a), split(b));
+    let opened_a = locator::open(store_a)?;
+    // The same database on both sides is read through one handle (a second open of the file
+    // would be refused), from one snapshot.
+    let same = matches!(
+        (locator::parse(store_a)?, locator::parse(store_b)?),
+        ((Kind::Database(x), p), (Kind::Database(y), q)) if x == y && super::copy::same_file(p, q)
+    );
+    let opened_b = if same { None } else { Some(locator::open(store_b)?) };
+    let side_b = opened_b.as_ref().map_or_else(|| opened_a.store.clone(), |o| o.store.clone());
+    let root_a = Node::open(opened_a.store.clone(), node_a)?;
+    let root_b = Node::open(side_b, node_b)?;
+    let mut found = Vec::new();
+    compare(&root_a, &root_b, "/", &mut found)?;
+    if as_json {
+        let list: Vec<Value> =
+            found.iter().map(|d| json!({"path": d.path, "kind": d.kind, "detail": d.detail})).collect();
+        outln!("{}", serde_json::to_string_pretty(&json!({"equal": found.is_empty(), "differences": list}))?)?;
+    } else {
+        for d in &found {
+            outln!("{}: {}", d.path, d.text)?;
+        }
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::differs())
+    }
+}
+
+fn compare(a: &Node, b: &Node, path: &str, found: &mut Vec<Difference>) -> CliResult {
+    let mut differ =
+        |kind, detail: Value, text: String| found.push(Difference { path: path.to_owned(), kind, detail, text });
+    match (a, b) {
+        (Node::Group(ga), Node::Group(gb)) => {
+            attributes(&ga.attributes(), &gb.attributes(), &mut differ);
+            let (names_a, names_b) = (ga.child_names()?, gb.child_names()?);
+            let mut names: Vec<&String> = names_a.iter().chain(&names_b).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let child = format!("{}/{name}", path.trim_end_matches('/'));
+                let (in_a, in_b) = (names_a.contains(name), names_b.contains(name));
+                if in_a && in_b {
+                    let open = |side: &Arc<dyn Store>, parent: &zarrdb::NodePath| -> Result<Node, CliError> {
+                        Ok(Node::open(side.clone(), parent.child(name)?.as_str())?)
+                    };
+                    compare(&open(ga.store(), ga.path())?, &open(gb.store(), gb.path())?, &child, found)?;
+                } else {
+                    let (kind, text) = if in_a { ("only_in_a", "only in A") } else { ("only_in_b", "only in B") };
+                    found.push(Difference { path: child, kind, detail: Value::Null, text: text.into() });
+                }
+            }
+        }
+        (Node::Array(xa), Node::Array(xb)) => {
+            attributes(xa.attributes(), xb.attributes(), &mut differ);
+            let (ma, mb) = (metadata(xa), metadata(xb));
+            for (field, va) in &ma {
+                let vb = mb.get(field).unwrap_or(&Value::Null);
+                if va != vb {
+                    differ("metadata", json!({"field": field, "a": va, "b": vb}), format!("{field} {va} != {vb}"));
+                }
+            }
+            if xa.shape() == xb.shape() && xa.data_type() == xb.data_type() {
+                values(xa, xb, &mut differ)?;
+            }
+        }
+        _ => {
+            let kind = |n: &Node| if matches!(n, Node::Array(_)) { "array" } else { "group" };
+            differ("node_type", json!({"a": kind(a), "b": kind(b)}), format!("{} in A, {} in B", kind(a), kind(b)));
+        }
+    }
+    Ok(())
+}
+
+/// An array's metadata as compared: its `zarr.json` members other than the attributes.
+fn metadata(a: &Array) -> Map<String, Value> {
+    let mut doc = match a.metadata().to_json() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    doc.remove("attributes");
+    doc
+}
+
+fn attributes(a: &Map<String, Value>, b: &Map<String, Value>, differ: &mut impl FnMut(&'static str, Value, String)) {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let (va, vb) = (a.get(key), b.get(key));
+        if va != vb {
+            let show = |v: Option<&Value>| v.map_or_else(|| "(absent)".to_owned(), Value::to_string);
+            differ(
+                "attributes",
+                json!({"key": key, "a": va, "b": vb}),
+                format!("attribute {key}: {} != {}", show(va), show(vb)),
+            );
+        }
+    }
+}
+
+fn values(a: &Array, b: &Array, differ: &mut impl FnMut(&'static str, Value, String)) -> CliResult {
+    if same_chunks(a, b)? {
+        return Ok(());
+    }
+    let data_type = a.data_type();
+    let shape = a.shape().to_vec();
+    let origin = vec![0; shape.len()];
+    let size = if data_type.is_variable_length() { 16 } else { data_type.size() as u64 };
+    let mut count = 0u64;
+    let mut first: Option<(Vec<u64>, Value, Value)> = None;
+    for_each_slab(&origin, &shape, size, SLAB_BYTES, |offset, region| -> CliResult {
+        // Each side's differing elements, as (index in the region, A's value, B's value).
+        let mut note = |index: usize, x: Value, y: Value| {
+            count += 1;
+            if first.is_none() {
+                first = Some((coordinates(offset, region, index as u64), x, y));
+            }
+        };
+        match data_type {
+            DataType::String => {
+                let (x, y) = (a.read_items::<String>(offset, region)?, b.read_items::<String>(offset, region)?);
+                x.into_iter()
+                    .zip(y)
+                    .enumerate()
+                    .filter(|(_, (p, q))| p != q)
+                    .for_each(|(i, (p, q))| note(i, p.into(), q.into()));
+            }
+            DataType::Bytes => {
+                let (x, y) = (a.read_items::<Vec<u8>>(offset, region)?, b.read_items::<Vec<u8>>(offset, region)?);
+                for (i, (p, q)) in x.iter().zip(&y).enumerate().filter(|(_, (p, q))| p != q) {
+                    note(i, render::bytes_item(p), render::bytes_item(q));
+                }
+            }
+            _ => {
+                // Element bytes as stored: -0.0 and 0.0 differ, NaNs of the same bits do not.
+                let (x, y) = (a.read_region_bytes(offset, region)?, b.read_region_bytes(offset, region)?);
+                let pairs = x.chunks_exact(data_type.size()).zip(y.chunks_exact(data_type.size()));
+                for (i, (p, q)) in pairs.enumerate().filter(|(_, (p, q))| p != q) {
+                    note(i, render::element(p, data_type.clone()), render::element(q, data_type.clone()));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if let Some((at, x, y)) = first {
+        let total = shape.iter().product::<u64>();
+        differ(
+            "values",
+            json!({"differing_elements": count, "elements": total, "first": at, "a": x, "b": y}),
+            format!("{count} of {total} elements differ, first at {at:?}: {x} != {y}"),
+        );
+    }
+    Ok(())
+}
+
+/// The coordinates of element `index` (C order) of the region at `offset`.
+fn coordinates(offset: &[u64], region: &[u64], mut index: u64) -> Vec<u64> {
+    let mut at = vec![0; region.len()];
+    for d in (0..region.len()).rev() {
+        at[d] = offset[d] + index % region[d].max(1);
+        index /= region[d].max(1);
+    }
+    at
+}
+
+/// Whether both arrays store the same chunks with the same bytes under the same codecs (then
+/// their values are equal without decoding anything).
+fn same_chunks(a: &Array, b: &Array) -> Result<bool, CliError> {
+    if metadata(a) != metadata(b) {
+        return Ok(false);
+    }
+    let (ca, cb) = (a.stored_chunks()?, b.stored_chunks()?);
+    if ca != cb {
+        return Ok(false);
+    }
+    for (coords, _) in ca {
+        let (ka, kb) = (a.chunk_key(&coords), b.chunk_key(&coords));
+        if a.store().get(&ka)? != b.store().get(&kb)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
