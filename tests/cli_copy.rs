@@ -3,20 +3,12 @@
 //! with its subtree or a single array, chunk bytes as they are. Refusals (a missing source node,
 //! an occupied destination) change nothing.
 
-use std::process::{Command, Output};
+#[path = "common/cli.rs"]
+mod cli;
 
+use cli::{ok_text as ok, zarrdb};
 use zarrdb::metadata::Codec;
 use zarrdb::{Array, ArrayMetadata, DataType, Database, Node};
-
-fn zarrdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = zarrdb(args);
-    assert!(out.status.success(), "zarrdb {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// /runs/a (int32, zstd) and /runs/b (float64, sharded), written.
 fn source(path: &std::path::Path) {

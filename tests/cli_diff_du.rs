@@ -3,19 +3,11 @@
 //! (one side only, node kind, metadata, attributes, values with the first differing element);
 //! du's figures add up to what `info` reports per array, groups counting their subtree.
 
-use std::process::{Command, Output};
+#[path = "common/cli.rs"]
+mod cli;
 
+use cli::{ok_text as ok, zarrdb};
 use serde_json::{json, Value};
-
-fn zarrdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = zarrdb(args);
-    assert!(out.status.success(), "zarrdb {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn npy_i32(dir: &std::path::Path, name: &str, values: &[i32]) -> String {
     let header = zarrdb::transfer::NpyHeader::new(&zarrdb::DataType::Int32, &[values.len() as u64], "t").unwrap();

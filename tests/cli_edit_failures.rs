@@ -2,21 +2,16 @@
 //! with one line on stderr naming the node or file and the cause, exit status 1, and the store
 //! exactly as it was (its tree, attributes and values compared before and after).
 
+#[path = "common/cli.rs"]
+#[expect(dead_code, reason = "this test reads outputs as bytes")]
+mod cli;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use cli::{ok, zarrdb};
 
 use zarrdb::transfer::NpyHeader;
 use zarrdb::DataType;
-
-fn zarrdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
-}
-
-fn ok(args: &[&str]) -> Vec<u8> {
-    let out = zarrdb(args);
-    assert!(out.status.success(), "zarrdb {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
 
 fn npy(dir: &Path, name: &str, data_type: &DataType, shape: &[u64], data: &[u8]) -> String {
     let mut bytes = NpyHeader::new(data_type, shape, "test").unwrap().to_bytes();
