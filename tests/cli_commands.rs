@@ -112,7 +112,7 @@ fn errors_are_one_line_and_never_panics() {
         vec!["tree", &format!("lmdb:{}", missing.display())],
     ] {
         let out = zarrdb(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("zarrdb: error: "), "{err}");
@@ -129,7 +129,7 @@ fn demo_runs_and_keeps_its_dataset_when_given_a_path() {
     assert!(text.contains("read back exactly"), "{text}");
     assert!(path.join("simulation/temperature/zarr.json").exists());
     let out = zarrdb(&["demo", &locator]);
-    assert_eq!(out.status.code(), Some(1), "a non-empty target is refused");
+    assert_eq!(out.status.code(), Some(3), "a non-empty target is refused");
 }
 
 #[test]
@@ -151,6 +151,6 @@ fn demo_builds_a_database_that_the_other_commands_read() {
         let info = ok_stdout(&["info", bare, "/simulation", "--json"]);
         let info: serde_json::Value = serde_json::from_str(&info).unwrap();
         assert_eq!(info["attributes"]["steps_written"], 24, "{locator}");
-        assert_eq!(zarrdb(&["demo", &locator]).status.code(), Some(1), "{locator}: an existing database is refused");
+        assert_eq!(zarrdb(&["demo", &locator]).status.code(), Some(3), "{locator}: an existing database is refused");
     }
 }

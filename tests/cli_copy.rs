@@ -80,7 +80,7 @@ fn nodes_copy_between_every_kind_of_store() {
     ] {
         let out = zarrdb(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert_eq!(ok(&["tree", &other]), tree, "{args:?} changed the destination");
     }

@@ -58,7 +58,8 @@ fn scenario(store: &str, dir: &std::path::Path) {
     let kinds = String::from_utf8(zarrdb(&["diff", &format!("{store}:/g"), &format!("{copy}:/h")]).stdout).unwrap();
     assert!(kinds.contains("/a: array in A, group in B"), "{kinds}");
     assert_eq!(zarrdb(&["diff", &format!("{store}:/g/a"), &format!("{store}:/g/a")]).status.code(), Some(0));
-    assert_eq!(zarrdb(&["diff", &format!("{store}:/missing"), store]).status.code(), Some(1));
+    // A missing node is an error (3), not a difference (1).
+    assert_eq!(zarrdb(&["diff", &format!("{store}:/missing"), store]).status.code(), Some(3));
 
     // du: every array's stored bytes are what info reports; a group adds up its subtree.
     let du: Value = serde_json::from_str(&ok(&["du", store, "--json"])).unwrap();

@@ -70,7 +70,7 @@ fn scenario(store: &str, dir: &Path) {
     for (args, expected) in cases {
         let out = zarrdb(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
         assert!(stderr.starts_with("zarrdb: error: ") && stderr.lines().count() == 1, "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr:?} lacks {expected:?}");
         assert_eq!(state(store), before, "{args:?} changed the store");
@@ -100,7 +100,7 @@ fn zip_archives_are_not_edited() {
     let dir = tempfile::tempdir().unwrap();
     let zip = dir.path().join("x.zip");
     let out = zarrdb(&["mkgroup", zip.to_str().unwrap(), "/g"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     assert!(!zip.exists());
 }
@@ -116,7 +116,7 @@ fn a_refused_create_leaves_no_store_behind() {
         for args in [vec!["create", &locator, path, "--dtype", "int8", "--shape", "3"], vec!["mkgroup", &locator, path]]
         {
             let out = zarrdb(&args);
-            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            assert_eq!(out.status.code(), Some(3), "{args:?}");
         }
         let bad = zarrdb(&["create", &locator, "/ok", "--dtype", "int9", "--shape", "3"]);
         assert!(String::from_utf8_lossy(&bad.stderr).contains("--dtype int9"));
@@ -145,7 +145,7 @@ fn zarr_v2_folders_and_directory_roots_are_not_edited() {
     {
         let out = zarrdb(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
         assert!(stderr.contains("holds Zarr v2") && stderr.contains("zarrdb import"), "{args:?}: {stderr}");
     }
     assert_eq!(listing(&v2), before);
@@ -156,7 +156,7 @@ fn zarr_v2_folders_and_directory_roots_are_not_edited() {
     ok(&["mkgroup", &locator, "/g"]);
     std::fs::write(v3.join("notes.txt"), "mine").unwrap();
     let out = zarrdb(&["rm", &locator, "/", "--recursive"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("remove the folder itself"));
     assert!(v3.join("notes.txt").exists() && v3.join("g/zarr.json").exists());
 }

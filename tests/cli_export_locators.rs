@@ -48,7 +48,7 @@ fn a_database_destination_is_refused() {
     for scheme in ["redb", "lmdb", "sled"] {
         let target = dir.path().join(format!("copy.{scheme}"));
         let out = zarrdb(&["export", &db, &format!("{scheme}:{}", target.display())]);
-        assert_eq!(out.status.code(), Some(1), "{scheme}: {out:?}");
+        assert_eq!(out.status.code(), Some(3), "{scheme}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("not a database"), "{scheme}: {err}");
         assert!(!target.exists(), "{scheme}: nothing is created");

@@ -15,7 +15,7 @@ fn a_failed_import_leaves_no_new_database() {
             .args(["import", &missing.display().to_string(), locator])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{locator}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(3), "{locator}: {}", String::from_utf8_lossy(&out.stderr));
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert!(left.is_empty(), "{locator}: left {left:?}");
     }
@@ -30,6 +30,6 @@ fn a_failed_import_keeps_an_existing_database() {
         .args(["import", &dir.path().join("nosuch").display().to_string(), &db.display().to_string()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(zarrdb::Database::open(&db).is_ok());
 }

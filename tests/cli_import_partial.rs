@@ -49,7 +49,7 @@ fn unreadable_nodes_fail_the_import_unless_skipped() {
     let (src, db_path) = (source.display().to_string(), dir.path().join("all.zarrdb"));
 
     let out = zarrdb(&["import", &src, &db_path.display().to_string()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no.such.codec"));
     assert!(!db_path.exists(), "a failed import leaves no database");
 

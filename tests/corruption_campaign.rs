@@ -200,7 +200,7 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Why a store's outputs could not be taken: a clean error (exit 1, one line) or a bug.
+/// Why a store's outputs could not be taken: a clean error (exit 3, one line) or a bug.
 #[derive(Debug)]
 enum Unread {
     Error,
@@ -226,7 +226,7 @@ fn fingerprint(locator: &str) -> Result<Vec<Vec<u8>>, Unread> {
     for args in commands {
         match run(&args) {
             Outcome::Exit(0, out, _) => outputs.push(out),
-            Outcome::Exit(1, _, _) => failed = true,
+            Outcome::Exit(3, _, _) => failed = true,
             other => return Err(Unread::Bug(format!("{}: {other}", args[0]))),
         }
     }
@@ -271,7 +271,7 @@ fn run(args: &[&str]) -> Outcome {
     match status.code() {
         // The default hook's line: "thread 'main' panicked at src/...".
         Some(code) if err.contains("' panicked at ") => Outcome::Exit(code.max(101), out, err),
-        Some(1) if err.lines().count() != 1 => Outcome::Exit(-1, out, format!("not one error line: {err}")),
+        Some(1 | 3) if err.lines().count() != 1 => Outcome::Exit(-1, out, format!("not one error line: {err}")),
         Some(code) => Outcome::Exit(code, out, err),
         None => Outcome::Signal(status.signal().unwrap_or(0), err),
     }

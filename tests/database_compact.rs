@@ -96,7 +96,7 @@ fn the_command_compacts_and_reports_sizes() {
         (vec!["compact", dir.path().to_str().unwrap()], "not a database"),
     ] {
         let out = Command::new(BIN).args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expect), "{args:?}: {stderr}");
     }

@@ -203,7 +203,7 @@ fn an_import_that_does_not_fit_reports_a_full_disk() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{locator}: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{locator}: {stderr}");
         assert!(stderr.contains("is full") && !stderr.contains("panicked"), "{locator}: {stderr}");
         let db = open(Path::new(path), backend, Durability::Durable);
         assert_eq!(db.store().get("kept").unwrap().as_deref(), Some(&b"before the import"[..]), "{locator}");

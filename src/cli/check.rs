@@ -14,6 +14,11 @@ struct Tally {
 }
 
 pub(crate) fn run(store: &str) -> CliResult {
+    // A store that cannot be opened fails the check as damage found in it does: status 1.
+    checked(store).map_err(CliError::into_check_failure)
+}
+
+fn checked(store: &str) -> CliResult {
     let opened = locator::open_with(store, true)?;
     let store = opened.store.clone();
     let mut tally = Tally::default();

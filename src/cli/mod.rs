@@ -1,5 +1,6 @@
-//! Command-line front end. Errors print as one line on stderr and exit with status 1 (2 for
-//! usage errors, from clap); a panic (101) is always a bug.
+//! Command-line front end. Exit status: 0 success; 1 an answer of "no" (`diff` found
+//! differences, `check` found problems or could not open the store); 2 a usage error (from
+//! clap); 3 any other error, printed as one line on stderr. A panic (101) is always a bug.
 
 /// `println!` for the commands: a closed standard output (`zarrdb tree ... | head -1`) ends the
 /// command quietly (`println!` would panic), any other write failure is an error. Returns
@@ -371,9 +372,19 @@ pub(crate) struct CliError {
 }
 
 impl CliError {
-    /// An error with this message.
+    /// An error with this message: exit status 3.
     pub(crate) fn new(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), quiet: false, status: 1 }
+        CliError { message: message.into(), quiet: false, status: 3 }
+    }
+
+    /// This error as `check` reports it: any failure of the check, status 1 (quiet exits keep
+    /// theirs).
+    pub(crate) fn into_check_failure(self) -> CliError {
+        if self.quiet {
+            self
+        } else {
+            CliError { status: 1, ..self }
+        }
     }
 
     /// Not an error but an answer: `diff` found differences. No message; exit status 1.
@@ -460,10 +471,10 @@ pub(crate) fn run() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError { quiet: true, status, .. }) => ExitCode::from(status),
-        Err(CliError { message, .. }) => {
+        Err(CliError { message, status, .. }) => {
             // One line, whatever the message holds.
             eprintln!("zarrdb: error: {}", message.replace(['\n', '\r'], " "));
-            ExitCode::FAILURE
+            ExitCode::from(status)
         }
     }
 }
