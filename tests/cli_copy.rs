@@ -73,7 +73,7 @@ fn nodes_copy_between_every_kind_of_store() {
     // Refusals change nothing.
     let tree = ok(&["tree", &other]);
     for (args, expected) in [
-        (vec!["cp", &format!("{src}:/missing") as &str, &format!("{other}:/m")], "no node at /missing"),
+        (vec!["cp", &format!("{src}:/missing") as &str, &format!("{other}:/m")], "no node at \"/missing\""),
         (vec!["cp", &format!("{src}:/runs"), &format!("{other}:/copied")], "cannot import or copy to /copied"),
         (vec!["cp", &format!("{src}:/runs"), &format!("{other}:/copied/a/inside")], "/copied/a"),
         (vec!["cp", &folder, &format!("{zip}:/n")], "only from a database"),
@@ -84,4 +84,27 @@ fn nodes_copy_between_every_kind_of_store() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert_eq!(ok(&["tree", &other]), tree, "{args:?} changed the destination");
     }
+}
+
+#[test]
+fn refused_copies_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.zarrdb");
+    source(&src);
+    let src = src.to_str().unwrap();
+    let new_db = dir.path().join("new.zarrdb").display().to_string();
+    let new_env = format!("lmdb:{}", dir.path().join("new_env").display());
+    for (args, expected) in [
+        (vec!["cp".to_owned(), format!("{src}:/missing"), new_db.clone()], "/missing"),
+        (vec!["cp".to_owned(), format!("{src}:/missing"), new_env], "/missing"),
+        // A node without its slash would otherwise name a new file "new.zarrdb:runs".
+        (vec!["cp".to_owned(), format!("{src}:/runs"), format!("{new_db}:runs")], "STORE:/NODE"),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = zarrdb(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(expected), "{args:?}: {out:?}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["src.zarrdb"], "a refused cp created something");
 }

@@ -22,8 +22,8 @@ fn scenario(store: &str, dir: &std::path::Path) {
     ok(&["create", store, "/g/a", "--dtype", "int32", "--shape", "6", "--chunks", "2", "--codec", "zstd"]);
     ok(&["create", store, "/g/b", "--dtype", "float32", "--shape", "3", "--attrs", r#"{"units": "K"}"#]);
     ok(&["write", store, "/g/a", &npy_i32(dir, "a.npy", &[1, 2, 3, 4, 5, 6])]);
-    let copy = format!("{}.copy", store.trim_start_matches("dir:").trim_start_matches("lmdb:"));
-    let copy = if store.starts_with("lmdb:") { format!("lmdb:{copy}") } else { copy };
+    // The copy is a store of the same kind: `cp` into a folder, an LMDB folder or a redb file.
+    let copy = format!("{store}.copy");
     ok(&["cp", &format!("{store}:/g"), &format!("{copy}:/g")]);
     // Equal: exit 0, nothing printed; also against an export of it.
     assert_eq!(ok(&["diff", store, &copy]), "");
@@ -71,8 +71,18 @@ fn scenario(store: &str, dir: &std::path::Path) {
         let logical = rows.iter().find(|r| r["path"] == array).unwrap()["logical_bytes"].clone();
         assert_eq!(logical, info["nbytes"], "{array}");
     }
-    assert!(stored("/g") > stored("/g/a") + stored("/g/b"), "a group counts its document too");
+    let info_g: Value = serde_json::from_str(&ok(&["info", store, "/g", "--json"])).unwrap();
+    assert_eq!(info_g["children"], json!(["a", "b"]));
+    let doc_bytes = stored("/g") - stored("/g/a") - stored("/g/b");
+    assert!(doc_bytes > 0 && doc_bytes < 200, "a group counts its own document ({doc_bytes} bytes) and its subtree");
     assert!(stored("/") >= stored("/g"));
+
+    // Metadata on one side only (dimension names) is a difference too.
+    ok(&["create", store, "/named", "--dtype", "int8", "--shape", "2", "--dims", "x"]);
+    ok(&["create", &copy, "/named", "--dtype", "int8", "--shape", "2"]);
+    let one_side =
+        String::from_utf8(zarrdb(&["diff", &format!("{store}:/named"), &format!("{copy}:/named")]).stdout).unwrap();
+    assert!(one_side.contains("/: dimension_names [\"x\"] != null"), "{one_side}");
     let tree = ok(&["tree", "-l", store]);
     assert!(tree.lines().any(|l| l.contains("a  int32 [6]") && l.contains("stored of 24 B")), "{tree}");
 }

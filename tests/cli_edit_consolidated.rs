@@ -2,7 +2,10 @@
 //! Zarr v3 dataset, `zarrdb import` takes it into a database, `attrs`, `append`, `mv`, `rm`,
 //! `create` and `mkgroup` change it, `zarrdb export` writes it out, and xarray opening the export
 //! with `consolidated=True` (the root's consolidated metadata alone) sees every change
-//! (`tests/interop/cli_consolidated.py`).
+//! (`tests/interop/cli_consolidated.py`). A database never stores consolidated metadata (it is
+//! computed on every read), so that part checks what export makes of the edited database. A
+//! folder does store it: an edit in place (`attrs dir:...`) refreshes the root's copy, and `cp`
+//! into a folder fills the group's consolidated metadata from what it copied.
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the test fails rather than skips.
 
@@ -56,4 +59,23 @@ fn edits_on_redb_reach_consolidated_metadata() {
 fn edits_on_lmdb_reach_consolidated_metadata() {
     let dir = tempfile::tempdir().unwrap();
     edits_seen_through_consolidated_metadata(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
+}
+
+#[test]
+fn folders_keep_consolidated_metadata_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source.zarr").display().to_string();
+    script(&["write", &source]);
+    // Edited in place: the root's consolidated metadata is computed again.
+    zarrdb(&["attrs", &format!("dir:{source}"), "/temperature", "--set", "long_name=air"]);
+    script(&["identical", &source]);
+    // Copied into a new folder, from the folder and through a database.
+    let copied = dir.path().join("copied.zarr").display().to_string();
+    zarrdb(&["cp", &format!("dir:{source}"), &format!("dir:{copied}")]);
+    script(&["identical", &copied]);
+    let db = dir.path().join("data.zarrdb").display().to_string();
+    zarrdb(&["import", &source, &db]);
+    let out = dir.path().join("from_db.zarr").display().to_string();
+    zarrdb(&["cp", &db, &format!("dir:{out}")]);
+    script(&["identical", &out]);
 }

@@ -97,7 +97,7 @@ fn kill_during(dir: &Path, base: &Path, name: &str, args: impl Fn(&str) -> Vec<S
     let after = state(&copy);
     assert_ne!(before, after, "{name} changed nothing");
     let seed = std::env::var("ZARRDB_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(21);
-    let mut rng = SplitMix::new(seed, name.len() as u64);
+    let mut rng = SplitMix::new(seed, name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))));
     let (mut saw_before, mut saw_after) = (0, 0);
     let kills = kills();
     for kill in 0..kills {
@@ -117,6 +117,8 @@ fn kill_during(dir: &Path, base: &Path, name: &str, args: impl Fn(&str) -> Vec<S
         }
     }
     eprintln!("{name}: ran {took:?}; {kills} kills: {saw_before} before, {saw_after} after");
+    // Kills that all landed before the command started, or after it ended, would test nothing.
+    assert!(saw_before > 0 && saw_after > 0, "{name}: the kills missed the command's run");
 }
 
 #[test]

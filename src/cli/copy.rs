@@ -10,18 +10,29 @@ use super::locator::{self, Kind};
 use super::{progress, CliError, CliResult};
 
 /// A locator with an optional node: `data.zarrdb:/grid`, `lmdb:/srv/env:/a`, `dir:out`. The node
-/// is what follows the last `:/` unless what precedes it is a bare scheme (`lmdb:/srv/env`).
-pub(crate) fn split(text: &str) -> (&str, &str) {
-    match text.rfind(":/") {
-        Some(at) if !matches!(&text[..at], "" | "dir" | "zip" | "redb" | "lmdb" | "sled") => {
-            (&text[..at], &text[at + 1..])
-        }
+/// is what follows the last `:/` unless what precedes it is a bare scheme (`lmdb:/srv/env`). A
+/// path ending in `:NAME` is refused unless that file exists (`b.zarrdb:grid` would otherwise
+/// name a new file called so, when `b.zarrdb:/grid` was meant).
+pub(crate) fn split(text: &str) -> Result<(&str, &str), CliError> {
+    let (store, node) = match text.rfind(":/") {
+        Some(at) if !SCHEMES.contains(&&text[..at]) => (&text[..at], &text[at + 1..]),
         _ => (text, "/"),
+    };
+    let path =
+        store.split_once(':').map_or(store, |(scheme, rest)| if SCHEMES.contains(&scheme) { rest } else { store });
+    let forgotten_slash = path.rsplit_once(':').is_some_and(|(_, last)| !last.is_empty() && !last.contains('/'));
+    if forgotten_slash && !std::path::Path::new(path).exists() {
+        return Err(CliError::new(format!(
+            "\"{text}\": a node follows its store after \":/\" (STORE:/NODE), and no file is called \"{path}\""
+        )));
     }
+    Ok((store, node))
 }
 
+const SCHEMES: [&str; 6] = ["", "dir", "zip", "redb", "lmdb", "sled"];
+
 pub(crate) fn run(source: &str, destination: &str) -> CliResult {
-    let ((from_store, from_node), (to_store, to_node)) = (split(source), split(destination));
+    let ((from_store, from_node), (to_store, to_node)) = (split(source)?, split(destination)?);
     let bar = progress::bytes(0, "cp");
     let mut options = ImportOptions::default().at(to_node);
     if let Some(bar) = bar.clone() {
@@ -32,23 +43,24 @@ pub(crate) fn run(source: &str, destination: &str) -> CliResult {
     }
     let report = match locator::parse(to_store)? {
         (Kind::Database(backend), path) => {
-            let mut builder = Database::builder();
-            builder.backend(backend);
-            let database = builder.create(path)?;
             // Within one database the source is a snapshot of the same handle (a second handle
             // on the file would be refused).
             let same =
                 matches!(locator::parse(from_store)?, (Kind::Database(b), p) if b == backend && same_file(p, path));
-            if same {
-                database.copy_from(database.begin_read()?.store(), from_node, &options)?
-            } else {
-                let opened = locator::open(from_store)?;
-                database.copy_from(opened.store.clone(), from_node, &options)?
+            // The source and its node are checked before a new database is created.
+            let opened = if same { None } else { Some(source_node(from_store, from_node)?) };
+            let mut builder = Database::builder();
+            builder.backend(backend);
+            let database = builder.create(path)?;
+            match opened {
+                None => database.copy_from(database.begin_read()?.store(), from_node, &options)?,
+                Some(opened) => database.copy_from(opened.store.clone(), from_node, &options)?,
             }
         }
         (Kind::Directory, path) => {
-            let opened = locator::open(from_store)?;
+            let opened = source_node(from_store, from_node)?;
             let destination = zarrdb::DirectoryStore::create(path)?;
+            locator::refuse_older_layouts(path, &destination)?;
             zarrdb::transfer::copy_node(opened.store.clone(), from_node, std::sync::Arc::new(destination), &options)?
         }
         (Kind::Zip, path) => {
@@ -63,6 +75,13 @@ pub(crate) fn run(source: &str, destination: &str) -> CliResult {
         report.chunks,
         report.bytes
     )
+}
+
+/// The source store, opened for reading, once its node is known to be there.
+fn source_node(store: &str, node: &str) -> Result<locator::Opened, CliError> {
+    let opened = locator::open(store)?;
+    zarrdb::Node::open(opened.store.clone(), node)?;
+    Ok(opened)
 }
 
 /// A new zip archive holds a database's node as its root (what `export` writes).
@@ -96,11 +115,16 @@ mod tests {
 
     #[test]
     fn nodes_follow_the_last_colon_slash() {
-        assert_eq!(split("data.zarrdb:/grid/t"), ("data.zarrdb", "/grid/t"));
-        assert_eq!(split("data.zarrdb"), ("data.zarrdb", "/"));
-        assert_eq!(split("lmdb:/srv/env"), ("lmdb:/srv/env", "/"));
-        assert_eq!(split("lmdb:/srv/env:/a"), ("lmdb:/srv/env", "/a"));
-        assert_eq!(split("dir:out:/"), ("dir:out", "/"));
-        assert_eq!(split("/abs/x.zip:/n"), ("/abs/x.zip", "/n"));
+        let ok = |t| split(t).ok().unwrap();
+        assert_eq!(ok("data.zarrdb:/grid/t"), ("data.zarrdb", "/grid/t"));
+        assert_eq!(ok("data.zarrdb"), ("data.zarrdb", "/"));
+        assert_eq!(ok("lmdb:/srv/env"), ("lmdb:/srv/env", "/"));
+        assert_eq!(ok("lmdb:/srv/env:/a"), ("lmdb:/srv/env", "/a"));
+        assert_eq!(ok("dir:out:/"), ("dir:out", "/"));
+        assert_eq!(ok("/abs/x.zip:/n"), ("/abs/x.zip", "/n"));
+        assert_eq!(ok("/tmp/odd:x/y.zarrdb"), ("/tmp/odd:x/y.zarrdb", "/"));
+        assert!(split("/tmp/b.zarrdb:grid").is_err());
+        assert!(split("b.zarrdb:grid").is_err());
+        assert!(split("lmdb:env:grid").is_err());
     }
 }

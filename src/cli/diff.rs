@@ -1,8 +1,9 @@
 //! `zarrdb diff A[:NODE] B[:NODE] [--json]`: the differences between two hierarchies (or
 //! nodes), in any two stores: nodes present on one side only, node kinds, array metadata,
-//! attributes, and values. Values are compared only where shape and data type agree: chunk
-//! bytes first (identical codecs and chunks whose stored bytes are all equal mean equal
-//! values, nothing decoded), element bytes otherwise, region by region in bounded memory.
+//! attributes, and values. Values are compared only where shape and data type agree. With the
+//! same metadata on both sides, only chunks stored on either side are looked at, and only those
+//! whose stored bytes differ are decoded; otherwise every element is read, region by region in
+//! bounded memory.
 //! Exit status 0 when equal, 1 when anything differs.
 
 use std::sync::Arc;
@@ -27,7 +28,7 @@ struct Difference {
 }
 
 pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
-    let ((store_a, node_a), (store_b, node_b)) = (split(a), split(b));
+    let ((store_a, node_a), (store_b, node_b)) = (split(a)?, split(b)?);
     let opened_a = locator::open(store_a)?;
     // The same database on both sides is read through one handle (a second open of the file
     // would be refused), from one snapshot.
@@ -41,14 +42,16 @@ pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
     let root_b = Node::open(side_b, node_b)?;
     let mut found = Vec::new();
     compare(&root_a, &root_b, "/", &mut found)?;
-    if as_json {
+    let printed = if as_json {
         let list: Vec<Value> =
             found.iter().map(|d| json!({"path": d.path, "kind": d.kind, "detail": d.detail})).collect();
-        outln!("{}", serde_json::to_string_pretty(&json!({"equal": found.is_empty(), "differences": list}))?)?;
+        outln!("{}", serde_json::to_string_pretty(&json!({"equal": found.is_empty(), "differences": list}))?)
     } else {
-        for d in &found {
-            outln!("{}: {}", d.path, d.text)?;
-        }
+        found.iter().try_for_each(|d| outln!("{}: {}", d.path, d.text))
+    };
+    // A reader that went away (`| head -1`) still gets the answer in the exit status.
+    if let Err(e) = printed {
+        return Err(if e.is_quiet() && !found.is_empty() { CliError::differs() } else { e });
     }
     if found.is_empty() {
         Ok(())
@@ -84,8 +87,11 @@ fn compare(a: &Node, b: &Node, path: &str, found: &mut Vec<Difference>) -> CliRe
         (Node::Array(xa), Node::Array(xb)) => {
             attributes(xa.attributes(), xb.attributes(), &mut differ);
             let (ma, mb) = (metadata(xa), metadata(xb));
-            for (field, va) in &ma {
-                let vb = mb.get(field).unwrap_or(&Value::Null);
+            let mut fields: Vec<&String> = ma.keys().chain(mb.keys()).collect();
+            fields.sort();
+            fields.dedup();
+            for field in fields {
+                let (va, vb) = (ma.get(field).unwrap_or(&Value::Null), mb.get(field).unwrap_or(&Value::Null));
                 if va != vb {
                     differ("metadata", json!({"field": field, "a": va, "b": vb}), format!("{field} {va} != {vb}"));
                 }
@@ -130,56 +136,81 @@ fn attributes(a: &Map<String, Value>, b: &Map<String, Value>, differ: &mut impl 
 }
 
 fn values(a: &Array, b: &Array, differ: &mut impl FnMut(&'static str, Value, String)) -> CliResult {
-    if same_chunks(a, b)? {
-        return Ok(());
-    }
-    let data_type = a.data_type();
     let shape = a.shape().to_vec();
-    let origin = vec![0; shape.len()];
-    let size = if data_type.is_variable_length() { 16 } else { data_type.size() as u64 };
-    let mut count = 0u64;
-    let mut first: Option<(Vec<u64>, Value, Value)> = None;
-    for_each_slab(&origin, &shape, size, SLAB_BYTES, |offset, region| -> CliResult {
-        // Each side's differing elements, as (index in the region, A's value, B's value).
-        let mut note = |index: usize, x: Value, y: Value| {
-            count += 1;
-            if first.is_none() {
-                first = Some((coordinates(offset, region, index as u64), x, y));
+    let mut tally = Tally::default();
+    if metadata(a) == metadata(b) {
+        // The same grid and codecs: only chunks stored on either side can differ (a chunk absent
+        // on both reads as the same fill value), and equal stored bytes mean equal values.
+        let (ca, cb) = (a.stored_chunks()?, b.stored_chunks()?);
+        let mut coords: Vec<Vec<u64>> = ca.into_iter().chain(cb).map(|(c, _)| c).collect();
+        coords.sort();
+        coords.dedup();
+        for c in coords {
+            let (ka, kb) = (a.chunk_key(&c), b.chunk_key(&c));
+            if a.store().get(&ka)? == b.store().get(&kb)? {
+                continue;
             }
-        };
-        match data_type {
-            DataType::String => {
-                let (x, y) = (a.read_items::<String>(offset, region)?, b.read_items::<String>(offset, region)?);
-                x.into_iter()
-                    .zip(y)
-                    .enumerate()
-                    .filter(|(_, (p, q))| p != q)
-                    .for_each(|(i, (p, q))| note(i, p.into(), q.into()));
-            }
-            DataType::Bytes => {
-                let (x, y) = (a.read_items::<Vec<u8>>(offset, region)?, b.read_items::<Vec<u8>>(offset, region)?);
-                for (i, (p, q)) in x.iter().zip(&y).enumerate().filter(|(_, (p, q))| p != q) {
-                    note(i, render::bytes_item(p), render::bytes_item(q));
-                }
-            }
-            _ => {
-                // Element bytes as stored: -0.0 and 0.0 differ, NaNs of the same bits do not.
-                let (x, y) = (a.read_region_bytes(offset, region)?, b.read_region_bytes(offset, region)?);
-                let pairs = x.chunks_exact(data_type.size()).zip(y.chunks_exact(data_type.size()));
-                for (i, (p, q)) in pairs.enumerate().filter(|(_, (p, q))| p != q) {
-                    note(i, render::element(p, data_type.clone()), render::element(q, data_type.clone()));
-                }
-            }
+            // The chunk's box, cut at the array's edge.
+            let offset: Vec<u64> = c.iter().zip(a.chunk_shape()).map(|(i, n)| i * n).collect();
+            let region: Vec<u64> =
+                offset.iter().zip(a.chunk_shape()).zip(&shape).map(|((o, n), s)| (*n).min(s - o)).collect();
+            compare_region(a, b, &offset, &region, &mut tally)?;
         }
-        Ok(())
-    })?;
-    if let Some((at, x, y)) = first {
-        let total = shape.iter().product::<u64>();
+    } else {
+        let data_type = a.data_type();
+        let size = if data_type.is_variable_length() { 16 } else { data_type.size() as u64 };
+        for_each_slab(&vec![0; shape.len()], &shape, size, SLAB_BYTES, |offset, region| {
+            compare_region(a, b, offset, region, &mut tally)
+        })?;
+    }
+    if let Some((at, x, y)) = tally.first {
+        let total = render::product(shape.iter().copied());
         differ(
             "values",
-            json!({"differing_elements": count, "elements": total, "first": at, "a": x, "b": y}),
-            format!("{count} of {total} elements differ, first at {at:?}: {x} != {y}"),
+            json!({"differing_elements": tally.count, "elements": total, "first": at, "a": x, "b": y}),
+            format!("{} of {total} elements differ, first at {at:?}: {x} != {y}", tally.count),
         );
+    }
+    Ok(())
+}
+
+/// Differing elements counted so far, and the first one: its coordinates and both values.
+#[derive(Default)]
+struct Tally {
+    count: u64,
+    first: Option<(Vec<u64>, Value, Value)>,
+}
+
+/// Compare the region `offset`/`region` of both arrays (same shape and data type).
+fn compare_region(a: &Array, b: &Array, offset: &[u64], region: &[u64], tally: &mut Tally) -> CliResult {
+    let mut note = |index: usize, x: Value, y: Value| {
+        tally.count += 1;
+        if tally.first.is_none() {
+            tally.first = Some((coordinates(offset, region, index as u64), x, y));
+        }
+    };
+    let data_type = a.data_type();
+    match data_type {
+        DataType::String => {
+            let (x, y) = (a.read_items::<String>(offset, region)?, b.read_items::<String>(offset, region)?);
+            for (i, (p, q)) in x.into_iter().zip(y).enumerate().filter(|(_, (p, q))| p != q) {
+                note(i, p.into(), q.into());
+            }
+        }
+        DataType::Bytes => {
+            let (x, y) = (a.read_items::<Vec<u8>>(offset, region)?, b.read_items::<Vec<u8>>(offset, region)?);
+            for (i, (p, q)) in x.iter().zip(&y).enumerate().filter(|(_, (p, q))| p != q) {
+                note(i, render::bytes_item(p), render::bytes_item(q));
+            }
+        }
+        _ => {
+            // Element bytes as stored: -0.0 and 0.0 differ, NaNs of the same bits do not.
+            let (x, y) = (a.read_region_bytes(offset, region)?, b.read_region_bytes(offset, region)?);
+            let pairs = x.chunks_exact(data_type.size()).zip(y.chunks_exact(data_type.size()));
+            for (i, (p, q)) in pairs.enumerate().filter(|(_, (p, q))| p != q) {
+                note(i, render::element(p, data_type.clone()), render::element(q, data_type.clone()));
+            }
+        }
     }
     Ok(())
 }
@@ -192,23 +223,4 @@ fn coordinates(offset: &[u64], region: &[u64], mut index: u64) -> Vec<u64> {
         index /= region[d].max(1);
     }
     at
-}
-
-/// Whether both arrays store the same chunks with the same bytes under the same codecs (then
-/// their values are equal without decoding anything).
-fn same_chunks(a: &Array, b: &Array) -> Result<bool, CliError> {
-    if metadata(a) != metadata(b) {
-        return Ok(false);
-    }
-    let (ca, cb) = (a.stored_chunks()?, b.stored_chunks()?);
-    if ca != cb {
-        return Ok(false);
-    }
-    for (coords, _) in ca {
-        let (ka, kb) = (a.chunk_key(&coords), b.chunk_key(&coords));
-        if a.store().get(&ka)? != b.store().get(&kb)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use zarrdb::error::{NodeError, PlanError, TransferError};
+use zarrdb::hierarchy::RawAccess;
+use zarrdb::metadata::METADATA_KEY;
 use zarrdb::store::ReadableStore;
 use zarrdb::transfer::ConvertedStore;
 use zarrdb::{Backend, Database, DirectoryStore, Error, Node, Store, ZipStore};
@@ -125,7 +127,9 @@ pub(crate) fn edit(locator: &str, create: bool, edit: impl FnOnce(Arc<dyn Store>
         (Kind::Directory, path) => {
             let store = if create { DirectoryStore::create(path)? } else { DirectoryStore::open(path)? };
             refuse_older_layouts(path, &store)?;
-            edit(Arc::new(store))
+            let store: Arc<dyn Store> = Arc::new(store);
+            edit(store.clone())?;
+            refresh_consolidated(store.as_ref())
         }
         (Kind::Zip, path) => Err(CliError::new(format!(
             "{path}: zip archives are read-only here; import it into a database (`zarrdb import`), change that, \
@@ -143,9 +147,22 @@ pub(crate) fn edit(locator: &str, create: bool, edit: impl FnOnce(Arc<dyn Store>
     }
 }
 
+/// A directory store's root document keeps consolidated metadata (zarr-python and xarray write
+/// it) as it was stored: after an edit it is computed afresh from the documents there now, so a
+/// reader that trusts it (`consolidated=True`) sees the change. (A database computes it on every
+/// read and never stores it.)
+fn refresh_consolidated(store: &dyn Store) -> CliResult {
+    if let Some(fresh) = RawAccess::new(store).get(METADATA_KEY)? {
+        if store.get(METADATA_KEY)?.as_deref() != Some(fresh.as_slice()) {
+            store.set(METADATA_KEY, &fresh)?;
+        }
+    }
+    Ok(())
+}
+
 /// A folder holding Zarr v2, a v1 array or the 2020 draft is refused for editing: the commands
 /// write Zarr v3 documents, which would hide the older metadata beside them.
-fn refuse_older_layouts(path: &str, store: &DirectoryStore) -> CliResult {
+pub(crate) fn refuse_older_layouts(path: &str, store: &DirectoryStore) -> CliResult {
     if store.size("zarr.json")?.is_some() {
         return Ok(());
     }
@@ -155,7 +172,10 @@ fn refuse_older_layouts(path: &str, store: &DirectoryStore) -> CliResult {
              edit that, and export it",
             converted.layout()
         ))),
-        _ => Ok(()),
+        // Zarr v3, or nothing yet.
+        Ok(_) | Err(Error::Transfer(TransferError::Plan(PlanError::NoHierarchy { .. }))) => Ok(()),
+        // Metadata the plan cannot read: nothing says which layout is there, so nothing is written.
+        Err(e) => Err(CliError::new(format!("{path}: {e}"))),
     }
 }
 

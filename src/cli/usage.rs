@@ -11,7 +11,7 @@ use super::CliError;
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Usage {
     /// Uncompressed element bytes; `None` once a variable-length array is counted (its size is
-    /// not known without reading every chunk).
+    /// not known without reading every chunk), or past 2^128 - 1 bytes.
     pub logical: Option<u128>,
     /// Stored bytes of chunks and documents.
     pub stored: u128,
@@ -19,8 +19,8 @@ pub(crate) struct Usage {
 
 impl Usage {
     fn add(&mut self, other: Usage) {
-        self.logical = self.logical.zip(other.logical).map(|(a, b)| a + b);
-        self.stored += other.stored;
+        self.logical = self.logical.zip(other.logical).and_then(|(a, b)| a.checked_add(b));
+        self.stored = self.stored.saturating_add(other.stored);
     }
 
     /// `logical / stored`, or `None` when either is unknown or nothing is stored.
@@ -40,19 +40,28 @@ impl Usage {
         json!({
             "path": path,
             "node_type": node_type,
-            "logical_bytes": self.logical.map(|b| json!(b)),
-            "stored_bytes": self.stored,
+            "logical_bytes": self.logical.map(exact),
+            "stored_bytes": exact(self.stored),
             "ratio": self.ratio().map(|r| (r * 1000.0).round() / 1000.0),
         })
     }
+}
+
+/// A byte count as JSON: a number up to 2^64 - 1, beyond that its decimal digits as a string
+/// (as `info` writes `nbytes`), since JSON readers lose precision past 64 bits.
+fn exact(bytes: u128) -> Value {
+    u64::try_from(bytes).map_or_else(|_| Value::String(bytes.to_string()), Value::from)
 }
 
 /// The usage of an array.
 pub(crate) fn array(a: &Array) -> Result<Usage, CliError> {
     let stored: u128 = a.stored_chunks()?.iter().map(|(_, size)| u128::from(*size)).sum();
     let document = a.store().size(&a.path().metadata_key())?.unwrap_or(0);
-    let logical = (!a.data_type().is_variable_length())
-        .then(|| a.shape().iter().fold(a.data_type().size() as u128, |n, &d| n.saturating_mul(u128::from(d))));
+    let logical = if a.data_type().is_variable_length() {
+        None
+    } else {
+        a.shape().iter().try_fold(a.data_type().size() as u128, |n, &d| n.checked_mul(u128::from(d)))
+    };
     Ok(Usage { logical, stored: stored + u128::from(document) })
 }
 

@@ -13,7 +13,7 @@ use super::sink::{DbSink, Sink, StoreSink};
 use super::source::{self, Source, StoreSource};
 use crate::db::Database;
 use crate::error::Error;
-use crate::hierarchy::NodePath;
+use crate::hierarchy::{NodePath, RawAccess};
 use crate::metadata::{GroupMetadata, METADATA_KEY};
 use crate::store::Store;
 
@@ -101,7 +101,19 @@ pub fn copy_node(
     let source = node_source(source, node)?;
     let prepared = prepare(&source, &at, options)?;
     let parents = claim(destination.as_ref(), &at)?;
-    finish(&source, prepared, parents, Box::new(StoreSink(destination)), options)
+    let documents: Vec<(String, Vec<u8>)> = prepared.documents.clone();
+    let report = finish(&source, prepared, parents, Box::new(StoreSink(destination.clone())), options)?;
+    // A group that had consolidated metadata is written with an empty request for it, which a
+    // database fills on every read. A plain store serves documents as stored, and zarr-python
+    // would take the empty member for an empty hierarchy: fill it now, from what was copied.
+    let raw = RawAccess::new(destination.as_ref());
+    for (key, written) in documents {
+        match raw.get(&key)? {
+            Some(fresh) if fresh != written => destination.set(&key, &fresh)?,
+            _ => {}
+        }
+    }
+    Ok(report)
 }
 
 impl Database {

@@ -65,10 +65,17 @@ pub(crate) fn check_absent(destination: &Path) -> Result<(), TransferError> {
 /// synced first (`sync_contents`; a zip writer syncs its own file), and the parent folder after,
 /// so that after a power loss the destination is either absent or complete.
 fn publish(staging: &Path, destination: &Path, sync_contents: bool) -> Result<(), Error> {
+    // Errors name the destination, not the staging name the user never chose.
+    let shown = |e: TransferError| match e {
+        TransferError::Io { operation, source, .. } => {
+            TransferError::Io { operation, path: destination.display().to_string(), source }
+        }
+        other => other,
+    };
     if sync_contents {
-        sync_file_system(staging)?;
+        sync_file_system(staging).map_err(shown)?;
     }
-    rename_no_replace(staging, destination)?;
+    rename_no_replace(staging, destination).map_err(shown)?;
     let parent = match destination.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -143,8 +150,14 @@ pub(crate) struct DirSink {
 impl DirSink {
     pub(crate) fn create(destination: &Path) -> Result<DirSink, Error> {
         let staging = staging_path(destination);
-        fs::create_dir(&staging).map_err(io_error("create", &staging))?;
+        // Errors name the destination: the staging name is this sink's business.
+        fs::create_dir(&staging).map_err(io_error("create", destination))?;
         Ok(DirSink { staging, destination: destination.to_path_buf(), finished: false })
+    }
+
+    /// Where `path`, inside the staging folder, will be once the folder is renamed.
+    fn shown(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.staging).map_or_else(|_| path.to_path_buf(), |rest| self.destination.join(rest))
     }
 }
 
@@ -159,13 +172,14 @@ impl Sink for DirSink {
             key::check_windows_file_name(&described, &k)?;
             let path = self.staging.join(&k);
             if let Some(parent) = path.parent() {
-                fs::create_dir_all(parent).map_err(io_error("create", parent))?;
+                fs::create_dir_all(parent).map_err(io_error("create", &self.shown(parent)))?;
             }
             // A name that already exists means two keys map to one file (a file system that
             // folds case or normalises Unicode): an error, never a silent overwrite.
+            let shown = self.shown(&path);
             let mut file =
-                fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(io_error("create", &path))?;
-            std::io::Write::write_all(&mut file, &v).map_err(io_error("write", &path))?;
+                fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(io_error("create", &shown))?;
+            std::io::Write::write_all(&mut file, &v).map_err(io_error("write", &shown))?;
             Ok(())
         })
     }
@@ -197,7 +211,7 @@ impl ZipSink {
     pub(crate) fn create(destination: &Path) -> Result<ZipSink, Error> {
         let staging = staging_path(destination);
         // Creates the file (refusing an existing one), so the staging name is this sink's own.
-        let writer = ZipWriter::create(&staging).map_err(TransferError::from)?;
+        let writer = ZipWriter::create(&staging, destination).map_err(TransferError::from)?;
         Ok(ZipSink { writer: Some(writer), staging, destination: destination.to_path_buf(), finished: false })
     }
 }

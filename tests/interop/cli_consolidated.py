@@ -7,6 +7,8 @@ Usage:
   cli_consolidated.py check PATH        xarray opens PATH with consolidated=True (so it reads only
                                         the root's consolidated metadata) and must see every edit
                                         of tests/cli_edit_consolidated.rs; exits 1 listing what not
+  cli_consolidated.py identical PATH    xarray opens PATH with consolidated=True: the dataset as
+                                        written, with the attribute long_name="air" on temperature
 """
 import sys
 import warnings
@@ -40,6 +42,11 @@ def main():
         np.save(path + ".temperature.npy", np.array([[600, 601, 602, 603], [700, 701, 702, 703]], dtype="<f4"))
         return
     ds = xr.open_zarr(path, consolidated=True)
+    if command == "identical":
+        expected = dataset()
+        expected["temperature"].attrs["long_name"] = "air"
+        xr.testing.assert_identical(ds.load(), expected)
+        return
     problems = []
     expect = [
         (ds.attrs.get("edited"), True, "root attribute set"),

@@ -57,20 +57,20 @@ struct Written {
 
 impl ZipWriter {
     /// Creates the archive at `path`, failing if the file exists (the caller writes to a
-    /// temporary name and renames).
-    pub(crate) fn create(path: &Path) -> Result<ZipWriter, ZipError> {
-        Self::create_with(path, false)
+    /// temporary name and renames); errors name `shown`, the file it will be renamed to.
+    pub(crate) fn create(path: &Path, shown: &Path) -> Result<ZipWriter, ZipError> {
+        Self::create_with(path, shown, false)
     }
 
     /// Like [`ZipWriter::create`], but every entry gets Zip64 extra fields and the archive Zip64
     /// end records, as if every size and offset were huge.
     #[cfg(test)]
     pub(super) fn create_forcing_zip64(path: &Path) -> Result<ZipWriter, ZipError> {
-        Self::create_with(path, true)
+        Self::create_with(path, path, true)
     }
 
-    fn create_with(path: &Path, force_zip64: bool) -> Result<ZipWriter, ZipError> {
-        let display = path.display().to_string();
+    fn create_with(path: &Path, shown: &Path, force_zip64: bool) -> Result<ZipWriter, ZipError> {
+        let display = shown.display().to_string();
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -18,7 +18,7 @@ use crate::error::ZipError;
 /// Writes `entries` with our writer into `dir/name` and returns the path.
 fn write_archive(dir: &Path, name: &str, entries: &[(&str, &[u8])]) -> PathBuf {
     let path = dir.join(name);
-    let mut writer = ZipWriter::create(&path).expect("create");
+    let mut writer = ZipWriter::create(&path, &path).expect("create");
     for (name, data) in entries {
         writer.add(name, data).expect("add");
     }

@@ -60,7 +60,7 @@ fn python_reads_what_we_write() {
 fn python_reads_our_zip64_archive_of_70000_entries() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("many.zip");
-    let mut writer = ZipWriter::create(&path).expect("create");
+    let mut writer = ZipWriter::create(&path, &path).expect("create");
     let expected: Vec<(String, Vec<u8>)> =
         (0..70_000u32).map(|i| (format!("c/{i}"), i.to_le_bytes().to_vec())).collect();
     for (name, data) in &expected {

@@ -45,7 +45,7 @@ fn many_entries_round_trip_with_their_metadata() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("mixed.zip");
     let entries = mixed();
-    let mut writer = ZipWriter::create(&path).expect("create");
+    let mut writer = ZipWriter::create(&path, &path).expect("create");
     write_owned(&mut writer, &entries);
     let written = writer.finish().expect("finish");
     assert_eq!(written, std::fs::metadata(&path).expect("stat").len());
@@ -81,7 +81,7 @@ fn forced_zip64_fields_round_trip() {
 fn more_than_65535_entries_use_the_zip64_end_record() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("many.zip");
-    let mut writer = ZipWriter::create(&path).expect("create");
+    let mut writer = ZipWriter::create(&path, &path).expect("create");
     for i in 0..70_000u32 {
         writer.add(&format!("c/{i}"), &i.to_le_bytes()).expect("add");
     }
@@ -103,7 +103,7 @@ fn more_than_65535_entries_use_the_zip64_end_record() {
 fn the_writer_refuses_duplicates_and_overlong_names_and_existing_files() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("w.zip");
-    let mut writer = ZipWriter::create(&path).expect("create");
+    let mut writer = ZipWriter::create(&path, &path).expect("create");
     writer.add("a", b"1").expect("add");
     writer.add("b", b"2").expect("add");
     assert!(matches!(writer.add("a", b"3"), Err(ZipError::DuplicateName { entry, .. }) if entry == "a"));
@@ -113,7 +113,7 @@ fn the_writer_refuses_duplicates_and_overlong_names_and_existing_files() {
     writer.finish().expect("finish");
     let names: Vec<String> = read_all(&path).expect("read").into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["a".to_owned(), "b".to_owned(), long[..65_535].to_owned()]);
-    assert!(matches!(ZipWriter::create(&path), Err(ZipError::Io { .. })));
+    assert!(matches!(ZipWriter::create(&path, &path), Err(ZipError::Io { .. })));
 }
 
 #[test]
