@@ -54,3 +54,19 @@ fn a_database_destination_is_refused() {
         assert!(!target.exists(), "{scheme}: nothing is created");
     }
 }
+
+/// A failed export names the destination the user gave, never the temporary name it is
+/// written under before the rename.
+#[test]
+fn export_errors_name_the_destination() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    for target in ["out.zarr", "out.zip"] {
+        let destination = dir.path().join("missing_folder").join(target).display().to_string();
+        let out = zarrdb(&["export", &db, &destination]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains(&format!("\"{destination}\"")), "{stderr}");
+        assert!(!stderr.contains("zarrdb-partial"), "{stderr}");
+    }
+}
