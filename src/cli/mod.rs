@@ -47,7 +47,16 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 /// zarrdb: an embedded, transactional Zarr v3 storage engine.
 #[derive(Parser)]
-#[command(name = "zarrdb", version, about)]
+#[command(
+    name = "zarrdb",
+    version,
+    about,
+    after_help = "Stores: a path ending in .zip is a zip archive; an existing folder a directory store (or an LMDB or \
+                  sled database it holds); any other path a redb database file. dir:, zip:, redb:, lmdb:, sled: force \
+                  one. A node is a path inside the store: /, /group/array; cp and diff take STORE:/NODE.\n\n\
+                  Exit status: 0 done; 1 diff found differences or check found problems; 2 usage error; 3 any \
+                  other error (one line on stderr).\n\nMore: docs/cli.md"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -66,9 +75,10 @@ enum Command {
         #[arg(long, short)]
         long: bool,
     },
-    /// Show the stored and logical (uncompressed) bytes and their ratio of every node at and
-    /// below NODE, a group counting everything below it. Nothing is read or decoded: sizes come
-    /// from listing the keys.
+    /// Show the stored and logical (uncompressed) bytes and their ratio of every node at and below
+    /// NODE, a group counting everything below it.
+    ///
+    /// Nothing is read or decoded: sizes come from listing the keys.
     #[command(after_help = "Examples:\n  zarrdb du data.zarrdb\n  zarrdb du data.zarrdb /runs --json")]
     Du {
         /// Store locator.
@@ -81,6 +91,9 @@ enum Command {
         json: bool,
     },
     /// Show a node's metadata and storage figures.
+    #[command(
+        after_help = "Examples:\n  zarrdb info data.zarrdb /temperature\n  zarrdb info data.zarrdb / --json | jq .children"
+    )]
     Info {
         /// Store locator.
         store: String,
@@ -92,6 +105,9 @@ enum Command {
         json: bool,
     },
     /// Print an array's values.
+    #[command(
+        after_help = "Examples:\n  zarrdb cat data.zarrdb /temperature --region 0,0:5,0:5\n  zarrdb cat data.zarrdb /temperature --npy > temperature.npy\n  zarrdb cat data.zarrdb /temperature --raw --region -1,:,: | od -f | head"
+    )]
     Cat {
         /// Store locator.
         store: String,
@@ -112,13 +128,21 @@ enum Command {
         npy: bool,
     },
     /// Decode every chunk of every array and verify checksums; non-zero exit on any problem.
+    #[command(
+        after_help = "Examples:\n  zarrdb check data.zarrdb && echo intact\n  zarrdb check lmdb:/srv/env | grep PROBLEM\nExit status: 0 intact, 1 problems found (or the store cannot be opened)."
+    )]
     Check {
         /// Store locator.
         store: String,
     },
-    /// Give the space of erased and overwritten data back to the file system: the live data moves
-    /// to the front of the file, which is then cut. Each step is a commit, so an interrupted
-    /// compaction leaves the database intact. redb only (LMDB and sled: refused).
+    /// Give the space of erased and overwritten data back to the file system: the live data moves to
+    /// the front of the file, which is then cut.
+    ///
+    /// Each step is a commit, so an interrupted compaction leaves the database intact. redb only (LMDB
+    /// and sled: refused).
+    #[command(
+        after_help = "Examples:\n  zarrdb rm data.zarrdb /scratch --recursive && zarrdb compact data.zarrdb\n  zarrdb compact lmdb:/srv/env --json"
+    )]
     Compact {
         /// Database locator: a redb file, or `redb:` + PATH.
         database: String,
@@ -127,6 +151,9 @@ enum Command {
         json: bool,
     },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
+    #[command(
+        after_help = "Examples:\n  zarrdb bench --workload big_zstd --backend redb --runs 1\n  zarrdb bench --workload group_commit --backend redb --backend lmdb --json"
+    )]
     Bench {
         /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children,
         /// append_rows, concurrent_unaligned, group_commit, import_export, compact.
@@ -153,6 +180,9 @@ enum Command {
     /// Import a Zarr hierarchy (v3, v2, a v1 array or the 2020 draft layout) from a folder or a
     /// zip archive into a database, in one transaction. v2/v1/draft metadata becomes v3; chunk
     /// bytes are copied as they are.
+    #[command(
+        after_help = "Examples:\n  zarrdb import downloaded.zarr data.zarrdb\n  zarrdb import archive.zip lmdb:/srv/env --at /runs/2026 --exclude '/scratch'"
+    )]
     Import {
         /// The folder or `.zip` file to read.
         source: String,
@@ -171,7 +201,11 @@ enum Command {
         skip_unreadable: bool,
     },
     /// Export a node of a database, from one snapshot, to a new folder or a new `.zip` archive.
+    ///
     /// Chunk bytes are copied as they are.
+    #[command(
+        after_help = "Examples:\n  zarrdb export data.zarrdb share.zarr\n  zarrdb export data.zarrdb runs-2026.zip --node /runs/2026"
+    )]
     Export {
         /// Database locator.
         database: String,
@@ -184,8 +218,9 @@ enum Command {
         #[arg(long)]
         no_consolidated: bool,
     },
-    /// Create an array (and any missing parent groups), in one transaction on a database. A
-    /// missing database or folder is created.
+    /// Create an array (and any missing parent groups), in one transaction on a database.
+    ///
+    /// A missing database or folder is created.
     #[command(
         after_help = "Examples:\n  zarrdb create data.zarrdb /temperature --dtype float32 --shape 365,720,1440 \\\n      --chunks 1,720,1440 --codec zstd:3 --fill NaN --dims time,lat,lon --attrs '{\"units\": \"K\"}'\n  zarrdb create lmdb:runs /images --dtype uint16 --shape 100000,512,512 --chunks 1,256,256 --shard 64,512,512"
     )]
@@ -221,7 +256,9 @@ enum Command {
         #[arg(long)]
         attrs: Option<String>,
     },
-    /// Create a group (and any missing parents). A missing database or folder is created.
+    /// Create a group (and any missing parents).
+    ///
+    /// A missing database or folder is created.
     #[command(after_help = "Example:\n  zarrdb mkgroup data.zarrdb /runs/2026 --attrs '{\"operator\": \"ana\"}'")]
     Mkgroup {
         /// Store locator.
@@ -246,8 +283,10 @@ enum Command {
         #[arg(long, short)]
         recursive: bool,
     },
-    /// Move or rename a node with everything below it, in one transaction on a database (every
-    /// value is copied once, nothing is re-encoded). The destination must not exist.
+    /// Move or rename a node with everything below it, in one transaction on a database (every value is
+    /// copied once, nothing is re-encoded).
+    ///
+    /// The destination must not exist.
     #[command(after_help = "Example:\n  zarrdb mv data.zarrdb /scratch/result /results/2026-11-27")]
     Mv {
         /// Store locator.
@@ -275,8 +314,10 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         delete: Vec<String>,
     },
-    /// Change an array's shape; chunks outside the new shape are erased and a regrown region
-    /// reads as the fill value. One transaction on a database.
+    /// Change an array's shape; chunks outside the new shape are erased and a regrown region reads as
+    /// the fill value.
+    ///
+    /// One transaction on a database.
     #[command(after_help = "Example:\n  zarrdb resize data.zarrdb /temperature --shape 730,720,1440")]
     Resize {
         /// Store locator.
@@ -287,9 +328,11 @@ enum Command {
         #[arg(long)]
         shape: String,
     },
-    /// Append a NumPy .npy file to an array along an axis: the array grows and the data is
-    /// written, in one transaction on a database. The file's data type must be the array's and
-    /// its shape the array's in every other dimension (or, for one slice, without the axis).
+    /// Append a NumPy .npy file to an array along an axis: the array grows and the data is written, in
+    /// one transaction on a database.
+    ///
+    /// The file's data type must be the array's and its shape the array's in every other dimension (or,
+    /// for one slice, without the axis).
     #[command(
         after_help = "Example:\n  python -c 'import numpy as np; np.save(\"day.npy\", np.zeros((1, 720, 1440), \"<f4\"))'\n  zarrdb append data.zarrdb /temperature day.npy --axis 0"
     )]
@@ -304,8 +347,10 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         axis: usize,
     },
-    /// Write a NumPy .npy file into an array: the whole array, or the region given, whose shape
-    /// the file must have. One transaction on a database.
+    /// Write a NumPy .npy file into an array: the whole array, or the region given, whose shape the
+    /// file must have.
+    ///
+    /// One transaction on a database.
     #[command(
         after_help = "Examples:\n  zarrdb write data.zarrdb /temperature day.npy --region 0,:,:\n  zarrdb cat a.zarrdb /x --npy | zarrdb write b.zarrdb /x -"
     )]
@@ -320,9 +365,10 @@ enum Command {
         #[arg(long, allow_hyphen_values = true)]
         region: Option<String>,
     },
-    /// Copy a node with everything below it between stores: into a database (one transaction,
-    /// created when missing), a folder, or a new zip archive (from a database). Chunk bytes are
-    /// copied as they are, never decoded.
+    /// Copy a node with everything below it between stores: into a database (one transaction, created
+    /// when missing), a folder, or a new zip archive (from a database).
+    ///
+    /// Chunk bytes are copied as they are, never decoded.
     #[command(
         after_help = "Examples:\n  zarrdb cp data.zarrdb:/runs/2026 archive.zarrdb:/2026\n  zarrdb cp dir:downloaded.zarr data.zarrdb:/imported\n  zarrdb cp data.zarrdb:/runs/2026 dir:share/2026.zarr\n  zarrdb cp lmdb:/srv/env:/grid grid.zip"
     )]
@@ -333,8 +379,10 @@ enum Command {
         /// must be free).
         destination: String,
     },
-    /// Compare two hierarchies or nodes, in any two stores: nodes on one side only, node kinds,
-    /// array metadata, attributes and values. Exit status 0 when they are equal, 1 when not.
+    /// Compare two hierarchies or nodes, in any two stores: nodes on one side only, node kinds, array
+    /// metadata, attributes and values.
+    ///
+    /// Exit status 0 when they are equal, 1 when not.
     #[command(
         after_help = "Examples:\n  zarrdb diff data.zarrdb exported.zarr\n  zarrdb diff data.zarrdb:/runs/1 data.zarrdb:/runs/2 --json"
     )]
@@ -356,6 +404,7 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// Build a small real dataset with transactions, read it back and show its tree.
+    #[command(after_help = "Examples:\n  zarrdb demo\n  zarrdb demo lmdb:/tmp/demo-env   # keep the dataset, in LMDB")]
     Demo {
         /// Where to build it: a store locator naming nothing yet or an empty folder (default: a
         /// temporary redb file, removed afterwards).
