@@ -3,7 +3,6 @@
 //! example fails here.
 
 #[path = "common/cli.rs"]
-#[expect(dead_code, reason = "help output is read as text only")]
 mod cli;
 
 use cli::ok_text;
