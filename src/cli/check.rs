@@ -1,6 +1,8 @@
-//! `zarrdb check STORE`: open every node, decode every chunk of every array, verify checksums.
-//! Prints one line per problem and a summary; exits non-zero when anything is wrong.
+//! `zarrdb check STORE [--json]`: open every node, decode every chunk of every array, verify
+//! checksums. Prints one line per problem and a summary (or, with `--json`, one document at the
+//! end); exits 1 when anything is wrong.
 
+use serde_json::{json, Value};
 use zarrdb::{Group, Node};
 
 use super::{locator, CliError, CliResult};
@@ -11,20 +13,23 @@ struct Tally {
     groups: u64,
     chunks: u64,
     problems: u64,
+    /// With `--json`: the problems and notes, printed at the end instead of as found.
+    json: Option<(Vec<Value>, Vec<Value>)>,
 }
 
-pub(crate) fn run(store: &str) -> CliResult {
+pub(crate) fn run(store: &str, as_json: bool) -> CliResult {
     // A store that cannot be opened fails the check as damage found in it does: status 1.
-    checked(store).map_err(CliError::into_check_failure)
+    checked(store, as_json).map_err(CliError::into_check_failure)
 }
 
-fn checked(store: &str) -> CliResult {
+fn checked(store: &str, as_json: bool) -> CliResult {
     let opened = locator::open_with(store, true)?;
     let store = opened.store.clone();
-    let mut tally = Tally::default();
+    let mut tally = Tally { json: as_json.then(Default::default), ..Tally::default() };
     let walked = match locator::open_root(store) {
         Ok(Some(node)) => visit(&node, &mut tally),
         // A database (or folder) holding nothing is empty, not damaged.
+        Ok(None) if as_json => Ok(()),
         Ok(None) => outln!("empty: no nodes"),
         Err(e) => problem(&mut tally, "/", &e),
     };
@@ -36,14 +41,26 @@ fn checked(store: &str) -> CliResult {
             e
         });
     }
-    outln!(
-        "checked {} groups, {} arrays, {} chunks: {} problem{}",
-        tally.groups,
-        tally.arrays,
-        tally.chunks,
-        tally.problems,
-        if tally.problems == 1 { "" } else { "s" }
-    )?;
+    match &tally.json {
+        Some((problems, notes)) => outln!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "groups": tally.groups,
+                "arrays": tally.arrays,
+                "chunks": tally.chunks,
+                "problems": problems,
+                "notes": notes,
+            }))?
+        )?,
+        None => outln!(
+            "checked {} groups, {} arrays, {} chunks: {} problem{}",
+            tally.groups,
+            tally.arrays,
+            tally.chunks,
+            tally.problems,
+            if tally.problems == 1 { "" } else { "s" }
+        )?,
+    }
     if tally.problems == 0 {
         Ok(())
     } else {
@@ -53,7 +70,14 @@ fn checked(store: &str) -> CliResult {
 
 fn problem(tally: &mut Tally, what: &str, err: &dyn std::fmt::Display) -> CliResult {
     tally.problems += 1;
-    outln!("PROBLEM {what}: {}", err.to_string().replace('\n', " "))
+    let reason = err.to_string().replace('\n', " ");
+    match &mut tally.json {
+        Some((problems, _)) => {
+            problems.push(json!({"where": what, "reason": reason}));
+            Ok(())
+        }
+        None => outln!("PROBLEM {what}: {reason}"),
+    }
 }
 
 fn visit(node: &Node, tally: &mut Tally) -> CliResult {
@@ -74,7 +98,11 @@ fn visit(node: &Node, tally: &mut Tally) -> CliResult {
                         problem(tally, key, &"chunk key outside the chunk grid")?;
                     }
                     for key in &report.unrecognized {
-                        outln!("note {key}: not a chunk key of {}; ignored", array.path())?;
+                        let note = format!("not a chunk key of {}; ignored", array.path());
+                        match &mut tally.json {
+                            Some((_, notes)) => notes.push(json!({"key": key, "note": note})),
+                            None => outln!("note {key}: {note}")?,
+                        }
                     }
                 }
                 Err(e) => problem(tally, array.path().as_str(), &e)?,

@@ -31,7 +31,7 @@ pub(crate) fn split(text: &str) -> Result<(&str, &str), CliError> {
 
 const SCHEMES: [&str; 6] = ["", "dir", "zip", "redb", "lmdb", "sled"];
 
-pub(crate) fn run(source: &str, destination: &str) -> CliResult {
+pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
     let ((from_store, from_node), (to_store, to_node)) = (split(source)?, split(destination)?);
     let bar = progress::bytes(0, "cp");
     let mut options = ImportOptions::default().at(to_node);
@@ -65,10 +65,16 @@ pub(crate) fn run(source: &str, destination: &str) -> CliResult {
         }
         (Kind::Zip, path) => {
             progress::finish(bar);
-            return to_zip(from_store, from_node, path, to_node);
+            return to_zip(from_store, from_node, path, to_node, as_json);
         }
     };
     progress::finish(bar);
+    if as_json {
+        return outln!(
+            "{}",
+            serde_json::to_string_pretty(&super::transfer::report_json(&report, source, destination, to_node))?
+        );
+    }
     outln!(
         "copied {from_node} of {from_store} to {to_node} of {to_store}: {} nodes, {} chunks, {} bytes",
         report.nodes,
@@ -85,7 +91,7 @@ fn source_node(store: &str, node: &str) -> Result<locator::Opened, CliError> {
 }
 
 /// A new zip archive holds a database's node as its root (what `export` writes).
-fn to_zip(source: &str, node: &str, path: &str, to_node: &str) -> CliResult {
+fn to_zip(source: &str, node: &str, path: &str, to_node: &str, as_json: bool) -> CliResult {
     let (Kind::Database(backend), from) = locator::parse(source)? else {
         return Err(CliError::new(format!(
             "cp to the zip archive {path}: only from a database (import a folder or archive into one first)"
@@ -98,6 +104,10 @@ fn to_zip(source: &str, node: &str, path: &str, to_node: &str) -> CliResult {
     }
     let database = Database::builder().backend(backend).read_only(true).open(from)?;
     let report = database.export(Path::new(path), &ExportOptions::default().node(node).zip(true))?;
+    if as_json {
+        let doc = serde_json::json!({"source": source, "destination": path, "node": node, "values": report.values, "bytes": report.bytes});
+        return outln!("{}", serde_json::to_string_pretty(&doc)?);
+    }
     outln!("copied {node} of {source} to {path}: {} values, {} bytes", report.values, report.bytes)
 }
 

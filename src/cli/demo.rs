@@ -117,7 +117,7 @@ pub(crate) fn run(locator: Option<String>) -> CliResult {
     outln!("counts: 3 of 1000 elements written, 1 of 10 chunks stored\n")?;
     // The tree below opens the database afresh; this handle must be closed first.
     drop((temperature, store, target));
-    super::tree::run(&locator, false)?;
+    super::tree::run(&locator, false, false)?;
     if temporary {
         std::fs::remove_file(&path)?;
         outln!("\n(removed {}; pass a LOCATOR to keep the dataset)", path.display())?;

@@ -74,6 +74,10 @@ enum Command {
         /// Also show each node's stored and logical bytes and their ratio (a group: its subtree).
         #[arg(long, short)]
         long: bool,
+        /// Print a JSON list of the nodes: path, node_type, implicit, and for arrays data_type,
+        /// shape, chunk_shape, codecs (with -l also logical_bytes, stored_bytes, ratio).
+        #[arg(long)]
+        json: bool,
     },
     /// Show the stored and logical (uncompressed) bytes and their ratio of every node at and below
     /// NODE, a group counting everything below it.
@@ -134,6 +138,9 @@ enum Command {
     Check {
         /// Store locator.
         store: String,
+        /// Print one JSON document: groups, arrays, chunks, problems [{where, reason}], notes.
+        #[arg(long)]
+        json: bool,
     },
     /// Give the space of erased and overwritten data back to the file system: the live data moves to
     /// the front of the file, which is then cut.
@@ -199,6 +206,9 @@ enum Command {
         /// metadata) with their subtrees, and import the rest; each is printed. Default: fail.
         #[arg(long)]
         skip_unreadable: bool,
+        /// Print the report as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Export a node of a database, from one snapshot, to a new folder or a new `.zip` archive.
     ///
@@ -217,6 +227,9 @@ enum Command {
         /// Do not write consolidated metadata into the exported root group's zarr.json.
         #[arg(long)]
         no_consolidated: bool,
+        /// Print the report as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Create an array (and any missing parent groups), in one transaction on a database.
     ///
@@ -378,6 +391,9 @@ enum Command {
         /// The destination: a store locator, then optionally `:` and where the node lands (which
         /// must be free).
         destination: String,
+        /// Print the report as one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two hierarchies or nodes, in any two stores: nodes on one side only, node kinds, array
     /// metadata, attributes and values.
@@ -477,7 +493,7 @@ fn completions(shell: clap_complete::Shell) -> CliResult {
 pub(crate) fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Tree { store, long } => tree::run(&store, long),
+        Command::Tree { store, long, json } => tree::run(&store, long, json),
         Command::Du { store, node, json } => du::run(&store, &node, json),
         Command::Info { store, node, json } => info::run(&store, &node, json),
         Command::Cat { store, array, region, json, raw, npy } => {
@@ -489,14 +505,14 @@ pub(crate) fn run() -> ExitCode {
             };
             cat::run(&store, &array, region.as_deref(), format)
         }
-        Command::Check { store } => check::run(&store),
+        Command::Check { store, json } => check::run(&store, json),
         Command::Compact { database, json } => compact::run(&database, json),
         Command::Bench { workloads, backends, runs, json, dir, durability } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }
         Command::Demo { locator } => demo::run(locator),
         Command::Completions { shell } => completions(shell),
-        Command::Cp { source, destination } => copy::run(&source, &destination),
+        Command::Cp { source, destination, json } => copy::run(&source, &destination, json),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
             let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };
@@ -509,11 +525,11 @@ pub(crate) fn run() -> ExitCode {
         Command::Resize { store, array, shape } => write::resize(&store, &array, &shape),
         Command::Append { store, array, file, axis } => write::append(&store, &array, &file, axis),
         Command::Write { store, array, file, region } => write::write(&store, &array, &file, region.as_deref()),
-        Command::Import { source, database, at, exclude, skip_unreadable } => {
-            transfer::import(&source, &database, &at, exclude, skip_unreadable)
+        Command::Import { source, database, at, exclude, skip_unreadable, json } => {
+            transfer::import(&source, &database, &at, exclude, skip_unreadable, json)
         }
-        Command::Export { database, destination, node, no_consolidated } => {
-            transfer::export(&database, &destination, &node, !no_consolidated)
+        Command::Export { database, destination, node, no_consolidated, json } => {
+            transfer::export(&database, &destination, &node, !no_consolidated, json)
         }
     };
     bench::report_peak_rss();

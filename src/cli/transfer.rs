@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use indicatif::ProgressBar;
+use serde_json::{json, Value};
 use zarrdb::transfer::{ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
@@ -22,6 +23,7 @@ pub(crate) fn import(
     at: &str,
     exclude: Vec<String>,
     skip_unreadable: bool,
+    as_json: bool,
 ) -> CliResult {
     let bar = progress::bytes(0, "");
     let mut options = ImportOptions::default().at(at).skip_unreadable(skip_unreadable);
@@ -44,6 +46,9 @@ pub(crate) fn import(
         bar.finish_and_clear();
     }
     match report {
+        Ok(report) if as_json => {
+            outln!("{}", serde_json::to_string_pretty(&report_json(&report, source, destination, at))?)
+        }
         Ok(report) => summarize(&report, source, destination, at),
         Err(e) => {
             if !existed {
@@ -54,7 +59,7 @@ pub(crate) fn import(
     }
 }
 
-pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool) -> CliResult {
+pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool, as_json: bool) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source)? else {
         return Err(CliError::new(format!(
             "export from \"{source}\": not a database (redb file, LMDB or sled folder)"
@@ -75,6 +80,17 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
         bar.finish_and_clear();
     }
     let report = report?;
+    if as_json {
+        let doc = json!({
+            "source": source,
+            "destination": destination,
+            "node": node,
+            "values": report.values,
+            "bytes": report.bytes,
+            "consolidated": report.consolidated,
+        });
+        return outln!("{}", serde_json::to_string_pretty(&doc)?);
+    }
     outln!(
         "exported {node} of {source} to {destination}: {} values, {} bytes{}",
         report.values,
@@ -100,6 +116,28 @@ fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliErro
         )),
         _ => Ok((destination, None)),
     }
+}
+
+/// An import's or copy's report as one JSON document (`--json`).
+pub(crate) fn report_json(report: &ImportReport, source: &str, destination: &str, at: &str) -> Value {
+    let pairs = |list: &[(String, String)]| -> Vec<Value> {
+        list.iter().map(|(k, why)| json!({"key": k, "reason": why})).collect()
+    };
+    json!({
+        "source": source,
+        "destination": destination,
+        "at": at,
+        "layout": report.layout,
+        "nodes": report.nodes,
+        "chunks": report.chunks,
+        "bytes": report.bytes,
+        "skipped_keys": pairs(&report.skipped),
+        "duplicates": report.duplicates,
+        "warnings": pairs(&report.warnings),
+        "consolidated_metadata": report.consolidated_metadata,
+        "excluded": report.excluded,
+        "skipped_nodes": report.skipped_nodes.iter().map(|(n, e)| json!({"node": n, "reason": e.to_string()})).collect::<Vec<_>>(),
+    })
 }
 
 fn summarize(report: &ImportReport, source: &str, destination: &str, at: &str) -> CliResult {

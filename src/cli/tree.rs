@@ -1,23 +1,30 @@
-//! `zarrdb tree STORE [-l]`; with `-l` every node also shows its stored and logical bytes and
-//! their ratio (a group: its subtree), as `zarrdb du` counts them.
+//! `zarrdb tree STORE [-l] [--json]`; with `-l` every node also shows its stored and logical
+//! bytes and their ratio (a group: its subtree), as `zarrdb du` counts them; `--json` prints the
+//! nodes as a list.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use serde_json::{json, Value};
 use zarrdb::{Group, Node};
 
 use super::usage::{self, Usage};
 use super::{locator, render, CliResult};
 
-pub(crate) fn run(store: &str, long: bool) -> CliResult {
+pub(crate) fn run(store: &str, long: bool, as_json: bool) -> CliResult {
     let opened = locator::open(store)?;
     let store = opened.store.clone();
     // An empty database has no root node yet: show that, not an error.
     let Some(root) = locator::open_root(store)? else {
-        return outln!("/ (empty)");
+        return if as_json { outln!("[]") } else { outln!("/ (empty)") };
     };
     let sizes: HashMap<String, Usage> =
         if long { usage::walk(&root)?.into_iter().map(|(path, _, u)| (path, u)).collect() } else { HashMap::new() };
+    if as_json {
+        let mut nodes = Vec::new();
+        list(&root, &sizes, &mut nodes)?;
+        return outln!("{}", serde_json::to_string_pretty(&Value::Array(nodes))?);
+    }
     let size = |path: String| sizes.get(&path).map_or_else(String::new, |u| format!("  [{}]", u.describe()));
     let mut out = String::new();
     match &root {
@@ -28,6 +35,36 @@ pub(crate) fn run(store: &str, long: bool) -> CliResult {
         Node::Array(a) => writeln!(out, "/ {}{}", describe(a), size("/".into()))?,
     }
     out!("{out}")
+}
+
+/// Every node at and below `node` in tree order, as JSON: path, node_type, implicit, and for
+/// arrays data_type, shape, chunk_shape and codec names; with sizes (`-l`) those of `du --json`.
+fn list(node: &Node, sizes: &HashMap<String, Usage>, out: &mut Vec<Value>) -> CliResult {
+    let path = node.path().to_string();
+    let mut entry = match node {
+        Node::Group(g) => json!({"path": path, "node_type": "group", "implicit": g.is_implicit()}),
+        Node::Array(a) => json!({
+            "path": path,
+            "node_type": "array",
+            "implicit": false,
+            "data_type": a.metadata().to_json()["data_type"],
+            "shape": a.shape(),
+            "chunk_shape": a.chunk_shape(),
+            "codecs": a.metadata().codecs.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+        }),
+    };
+    if let (Some(u), Value::Object(map)) = (sizes.get(&path), &mut entry) {
+        if let Value::Object(figures) = u.to_json(&path, "") {
+            map.extend(figures.into_iter().filter(|(k, _)| k.ends_with("bytes") || k == "ratio"));
+        }
+    }
+    out.push(entry);
+    if let Node::Group(g) = node {
+        for child in g.children()? {
+            list(&child, sizes, out)?;
+        }
+    }
+    Ok(())
 }
 
 fn describe(array: &zarrdb::Array) -> String {
