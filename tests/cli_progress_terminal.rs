@@ -38,18 +38,11 @@ fn database() -> (tempfile::TempDir, String) {
     (dir, path.display().to_string())
 }
 
-#[test]
-fn a_terminal_gets_a_bar_with_rate_and_time_left() {
-    let (dir, db) = database();
+/// Run zarrdb with stderr a pseudo-terminal and stdout the file `out`; what the terminal showed.
+fn on_a_terminal(args: &[&str], out: File) -> String {
     let (mut master, terminal) = pseudo_terminal();
     let slave = OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOCTTY).open(&terminal).unwrap();
-    let out = File::create(dir.path().join("big.npy")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zarrdb"))
-        .args(["cat", &db, "/big", "--npy"])
-        .stdout(out)
-        .stderr(slave)
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).stdout(out).stderr(slave).spawn().unwrap();
     // Read what the terminal shows until the child has exited and its side is closed (Linux then
     // reports EIO, ending the loop).
     let reader = std::thread::spawn(move || {
@@ -66,9 +59,18 @@ fn a_terminal_gets_a_bar_with_rate_and_time_left() {
     let status = child.wait().unwrap();
     // The parent's copy of the terminal side went with the Command; the reader sees the end now.
     let shown = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
-    assert!(status.success());
+    assert!(status.success(), "{args:?}: {shown}");
+    shown
+}
+
+#[test]
+fn a_terminal_gets_a_bar_with_rate_and_time_left() {
+    let (dir, db) = database();
+    let shown = on_a_terminal(&["cat", &db, "/big", "--npy"], File::create(dir.path().join("big.npy")).unwrap());
     assert!(shown.contains("ETA") && shown.contains("/s") && shown.contains("cat"), "terminal showed {shown:?}");
     assert_eq!(std::fs::metadata(dir.path().join("big.npy")).unwrap().len(), 128 + 4096 * 8192 * 8);
+    let shown = on_a_terminal(&["check", &db], File::create(dir.path().join("check.txt")).unwrap());
+    assert!(shown.contains("ETA") && shown.contains("check"), "terminal showed {shown:?}");
 }
 
 #[test]

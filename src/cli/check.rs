@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 use zarrdb::{Group, Node};
 
-use super::{locator, CliError, CliResult};
+use super::{locator, progress, usage, CliError, CliResult};
 
 #[derive(Default)]
 struct Tally {
@@ -15,6 +15,8 @@ struct Tally {
     problems: u64,
     /// With `--json`: the problems and notes, printed at the end instead of as found.
     json: Option<(Vec<Value>, Vec<Value>)>,
+    /// On a terminal: stored bytes checked, of all the store holds.
+    bar: Option<indicatif::ProgressBar>,
 }
 
 pub(crate) fn run(store: &str, as_json: bool) -> CliResult {
@@ -27,7 +29,16 @@ fn checked(store: &str, as_json: bool) -> CliResult {
     let store = opened.store.clone();
     let mut tally = Tally { json: as_json.then(Default::default), ..Tally::default() };
     let walked = match locator::open_root(store) {
-        Ok(Some(node)) => visit(&node, &mut tally),
+        Ok(Some(node)) => {
+            // The total comes from one listing of the store, done only when a bar is drawn.
+            if progress::enabled() {
+                let total = usage::walk(&node).ok().and_then(|rows| rows.first().map(|r| r.2.stored));
+                tally.bar = progress::bytes(total.map_or(0, |t| u64::try_from(t).unwrap_or(u64::MAX)), "check");
+            }
+            let walked = visit(&node, &mut tally);
+            progress::finish(tally.bar.take());
+            walked
+        }
         // A database (or folder) holding nothing is empty, not damaged.
         Ok(None) if as_json => Ok(()),
         Ok(None) => outln!("empty: no nodes"),
@@ -84,7 +95,13 @@ fn visit(node: &Node, tally: &mut Tally) -> CliResult {
     match node {
         Node::Array(array) => {
             tally.arrays += 1;
-            match array.check() {
+            let stored = match &tally.bar {
+                Some(_) => usage::array(array).map_or(0, |u| u64::try_from(u.stored).unwrap_or(u64::MAX)),
+                None => 0,
+            };
+            let checked = array.check();
+            progress::advance(&tally.bar, stored);
+            match checked {
                 Ok(report) => {
                     tally.chunks += report.chunks_checked;
                     for (key, err) in &report.corrupt {

@@ -6,9 +6,15 @@ use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+/// Whether bars are drawn: stderr is a terminal. A command that must work out a total first
+/// asks before doing that work.
+pub(crate) fn enabled() -> bool {
+    std::io::stderr().is_terminal()
+}
+
 /// A bar counting `total` bytes, or `None` when stderr is not a terminal.
 pub(crate) fn bytes(total: u64, label: &str) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
+    if !enabled() {
         return None;
     }
     let bar = ProgressBar::new(total);
