@@ -1,6 +1,7 @@
 //! Progress bars appear on a terminal, with the amount done, the rate and the time left, and
-//! nowhere else: `zarrdb cat --npy` of a 256 MB region with stderr a pseudo-terminal draws the
-//! bar there; with stdout and stderr pipes, stderr stays empty and no escape code reaches either.
+//! nowhere else: `zarrdb cat --npy` of a 256 MB region and `zarrdb check` with stderr a
+//! pseudo-terminal draw the bar there; with stdout and stderr pipes, stderr stays empty and no
+//! escape code reaches either.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
