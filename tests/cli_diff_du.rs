@@ -3,6 +3,7 @@
 //! (one side only, node kind, metadata, attributes, values with the first differing element);
 //! du's figures add up to what `info` reports per array, groups counting their subtree.
 
+#[macro_use]
 #[path = "common/cli.rs"]
 mod cli;
 
@@ -88,24 +89,6 @@ fn scenario(store: &str, dir: &std::path::Path) {
 }
 
 #[test]
-fn diff_and_du_on_redb() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(dir.path().join("data.zarrdb").to_str().unwrap(), dir.path());
-}
-
-#[test]
-fn diff_and_du_on_lmdb() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
-}
-
-#[test]
-fn diff_and_du_on_a_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("dir:{}", dir.path().join("tree.zarr").display()), dir.path());
-}
-
-#[test]
 fn a_database_and_its_export_do_not_differ() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("data.zarrdb").display().to_string();
@@ -116,3 +99,5 @@ fn a_database_and_its_export_do_not_differ() {
     // The export's root carries consolidated metadata, which diff does not count as a difference.
     assert_eq!(ok(&["diff", &db, &exported]), "");
 }
+
+on_every_backend!(scenario);

@@ -2,16 +2,17 @@
 //! attrs, write, append, resize, mv, rm, each checked by what `tree`, `attrs` and `cat --npy`
 //! show afterwards (the `.npy` output read back with the library's reader).
 
-use std::path::Path;
-use std::process::{Command, Output};
+#[macro_use]
+#[path = "common/cli.rs"]
+#[expect(dead_code, reason = "this file's `ok` also insists on an empty stderr")]
+mod cli;
 
+use std::path::Path;
+
+use cli::zarrdb;
 use serde_json::{json, Value};
 use zarrdb::transfer::NpyHeader;
 use zarrdb::DataType;
-
-fn zarrdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args).output().expect("run zarrdb")
-}
 
 fn ok(args: &[&str]) -> Vec<u8> {
     let out = zarrdb(args);
@@ -79,20 +80,4 @@ fn scenario(store: &str, dir: &Path) {
     assert!(!tree.contains("runs"), "{tree}");
 }
 
-#[test]
-fn editing_commands_on_redb() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(dir.path().join("data.zarrdb").to_str().unwrap(), dir.path());
-}
-
-#[test]
-fn editing_commands_on_lmdb() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
-}
-
-#[test]
-fn editing_commands_on_a_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("dir:{}", dir.path().join("tree.zarr").display()), dir.path());
-}
+on_every_backend!(scenario);

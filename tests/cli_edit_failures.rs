@@ -2,6 +2,7 @@
 //! with one line on stderr naming the node or file and the cause, exit status 1, and the store
 //! exactly as it was (its tree, attributes and values compared before and after).
 
+#[macro_use]
 #[path = "common/cli.rs"]
 #[expect(dead_code, reason = "this test reads outputs as bytes")]
 mod cli;
@@ -75,24 +76,6 @@ fn scenario(store: &str, dir: &Path) {
         assert!(stderr.contains(expected), "{args:?}: {stderr:?} lacks {expected:?}");
         assert_eq!(state(store), before, "{args:?} changed the store");
     }
-}
-
-#[test]
-fn refused_edits_on_redb_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(dir.path().join("data.zarrdb").to_str().unwrap(), dir.path());
-}
-
-#[test]
-fn refused_edits_on_lmdb_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
-}
-
-#[test]
-fn refused_edits_on_a_directory_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    scenario(&format!("dir:{}", dir.path().join("tree.zarr").display()), dir.path());
 }
 
 #[test]
@@ -172,3 +155,5 @@ fn walk(dir: &Path) -> Vec<String> {
     }
     out
 }
+
+on_every_backend!(scenario);

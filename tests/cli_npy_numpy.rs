@@ -5,6 +5,11 @@
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 
+#[macro_use]
+#[path = "common/cli.rs"]
+#[expect(dead_code, reason = "numpy judges here; only the backend macro is used")]
+mod cli;
+
 #[path = "common/harness.rs"]
 #[expect(dead_code, reason = "values are compared by numpy, not byte for byte")]
 mod harness;
@@ -23,20 +28,4 @@ fn through_numpy(store: &str, work: &Path) {
     }
 }
 
-#[test]
-fn numpy_files_round_trip_through_redb() {
-    let dir = tempfile::tempdir().unwrap();
-    through_numpy(dir.path().join("data.zarrdb").to_str().unwrap(), dir.path());
-}
-
-#[test]
-fn numpy_files_round_trip_through_lmdb() {
-    let dir = tempfile::tempdir().unwrap();
-    through_numpy(&format!("lmdb:{}", dir.path().join("env").display()), dir.path());
-}
-
-#[test]
-fn numpy_files_round_trip_through_a_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    through_numpy(&format!("dir:{}", dir.path().join("tree.zarr").display()), dir.path());
-}
+on_every_backend!(through_numpy);
