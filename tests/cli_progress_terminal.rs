@@ -72,6 +72,9 @@ fn a_terminal_gets_a_bar_with_rate_and_time_left() {
     assert_eq!(std::fs::metadata(dir.path().join("big.npy")).unwrap().len(), 128 + 4096 * 8192 * 8);
     let shown = on_a_terminal(&["check", &db], File::create(dir.path().join("check.txt")).unwrap());
     assert!(shown.contains("ETA") && shown.contains("check"), "terminal showed {shown:?}");
+    // A single step of unknown length: a spinner with the time elapsed.
+    let shown = on_a_terminal(&["mv", &db, "/big", "/moved"], File::create(dir.path().join("mv.txt")).unwrap());
+    assert!(shown.contains(" mv 0s"), "terminal showed {shown:?}");
 }
 
 #[test]

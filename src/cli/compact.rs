@@ -3,14 +3,16 @@
 
 use zarrdb::Database;
 
-use super::locator;
-use super::CliResult;
+use super::{locator, progress, CliResult};
 
 pub(crate) fn run(database: &str, json: bool) -> CliResult {
     let (backend, path) = locator::database(database, "compact")?;
     // Nothing there: `OpenError::NotFound` ("no database at ...").
     let db = Database::builder().backend(backend).open(path)?;
-    let done = db.compact()?;
+    let spinner = progress::spinner("compact");
+    let done = db.compact();
+    progress::finish(spinner);
+    let done = done?;
     drop(db);
     let mb = |bytes: u64| (bytes as f64 / 1e4).round() / 100.0;
     if json {

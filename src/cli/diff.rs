@@ -14,7 +14,7 @@ use zarrdb::{Array, DataType, Node, Store};
 use super::copy::split;
 use super::locator::{self, Kind};
 use super::region::for_each_slab;
-use super::{render, CliError, CliResult};
+use super::{progress, render, CliError, CliResult};
 
 /// Values are compared in regions of at most this many bytes per side.
 const SLAB_BYTES: u64 = 32 << 20;
@@ -41,7 +41,10 @@ pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
     let root_a = Node::open(opened_a.store.clone(), node_a)?;
     let root_b = Node::open(side_b, node_b)?;
     let mut found = Vec::new();
-    compare(&root_a, &root_b, "/", &mut found)?;
+    let spinner = progress::spinner("diff");
+    let compared = compare(&root_a, &root_b, "/", &mut found);
+    progress::finish(spinner);
+    compared?;
     let printed = if as_json {
         let list: Vec<Value> =
             found.iter().map(|d| json!({"path": d.path, "kind": d.kind, "detail": d.detail})).collect();

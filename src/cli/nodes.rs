@@ -4,7 +4,7 @@
 use zarrdb::{Node, NodePath};
 
 use super::locator::{self, Kind};
-use super::{CliError, CliResult};
+use super::{progress, CliError, CliResult};
 
 pub(crate) fn remove(store: &str, path: &str, recursive: bool) -> CliResult {
     let node_path = NodePath::parse(path)?;
@@ -29,14 +29,18 @@ pub(crate) fn remove(store: &str, path: &str, recursive: bool) -> CliResult {
                 )));
             }
         }
-        Node::erase(store, node_path.as_str())?;
-        Ok(())
+        let spinner = progress::spinner("rm");
+        let erased = Node::erase(store, node_path.as_str());
+        progress::finish(spinner);
+        Ok(erased?)
     })
 }
 
 pub(crate) fn rename(store: &str, from: &str, to: &str) -> CliResult {
     locator::edit(store, false, |store| {
-        Node::rename(store, from, to)?;
-        Ok(())
+        let spinner = progress::spinner("mv");
+        let moved = Node::rename(store, from, to);
+        progress::finish(spinner);
+        Ok(moved?)
     })
 }

@@ -38,3 +38,18 @@ pub(crate) fn finish(bar: Option<ProgressBar>) {
         bar.finish_and_clear();
     }
 }
+
+/// A spinner with the time elapsed, for a single step whose amount is not known in advance (a
+/// move, a removal, a compaction), or `None` when stderr is not a terminal.
+pub(crate) fn spinner(label: &str) -> Option<ProgressBar> {
+    if !enabled() {
+        return None;
+    }
+    let bar = ProgressBar::new_spinner();
+    let style =
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.set_message(label.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    Some(bar)
+}

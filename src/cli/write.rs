@@ -94,8 +94,10 @@ pub(crate) fn append(store: &str, path: &str, file: &str, axis: usize) -> CliRes
 pub(crate) fn resize(store: &str, path: &str, shape: &str) -> CliResult {
     let shape = args::shape("--shape", shape)?;
     locator::edit(store, false, |store| {
-        Array::open(store, path)?.resize(&shape)?;
-        Ok(())
+        let spinner = progress::spinner("resize");
+        let resized = Array::open(store, path)?.resize(&shape);
+        progress::finish(spinner);
+        Ok(resized?)
     })
 }
 
