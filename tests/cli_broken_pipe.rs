@@ -67,7 +67,12 @@ fn a_check_whose_output_closes_still_fails_on_problems() {
     for i in 0..3000 {
         store.set(&format!("a/c/{i}"), &[1, 2, 3, 4, 5]).unwrap();
     }
-    let (code, stderr) = close_early(&["check", root.to_str().unwrap()]);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("problem(s) before its output was closed"), "{stderr}");
+    // Lines as found, or one JSON document at the end: either way the status says "damaged".
+    for json in [false, true] {
+        let mut args = vec!["check", root.to_str().unwrap()];
+        args.extend(json.then_some("--json"));
+        let (code, stderr) = close_early(&args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("problem(s) before its output was closed"), "{args:?}: {stderr}");
+    }
 }

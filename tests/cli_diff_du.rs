@@ -78,12 +78,13 @@ fn scenario(store: &str, dir: &std::path::Path) {
     assert!(doc_bytes > 0 && doc_bytes < 200, "a group counts its own document ({doc_bytes} bytes) and its subtree");
     assert!(stored("/") >= stored("/g"));
 
-    // Metadata on one side only (dimension names) is a difference too.
-    ok(&["create", store, "/named", "--dtype", "int8", "--shape", "2", "--dims", "x"]);
-    ok(&["create", &copy, "/named", "--dtype", "int8", "--shape", "2"]);
-    let one_side =
-        String::from_utf8(zarrdb(&["diff", &format!("{store}:/named"), &format!("{copy}:/named")]).stdout).unwrap();
-    assert!(one_side.contains("/: dimension_names [\"x\"] != null"), "{one_side}");
+    // Metadata on one side only (dimension names, present in B alone) is a difference too.
+    ok(&["create", store, "/named", "--dtype", "int8", "--shape", "2"]);
+    ok(&["create", &copy, "/named", "--dtype", "int8", "--shape", "2", "--dims", "x"]);
+    let out = zarrdb(&["diff", &format!("{store}:/named"), &format!("{copy}:/named")]);
+    assert_eq!(out.status.code(), Some(1));
+    let one_side = String::from_utf8(out.stdout).unwrap();
+    assert!(one_side.contains("/: dimension_names null != [\"x\"]"), "{one_side}");
     let tree = ok(&["tree", "-l", store]);
     assert!(tree.lines().any(|l| l.contains("a  int32 [6]") && l.contains("stored of 24 B")), "{tree}");
 }

@@ -1,5 +1,5 @@
 //! The editing commands refuse bad requests on a redb file, an LMDB folder and a directory store
-//! with one line on stderr naming the node or file and the cause, exit status 1, and the store
+//! with one line on stderr naming the node or file and the cause, exit status 3, and the store
 //! exactly as it was (its tree, attributes and values compared before and after).
 
 #[macro_use]

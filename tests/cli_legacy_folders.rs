@@ -1,6 +1,6 @@
 //! `tree`, `info`, `cat` and `check` on folders that are not Zarr v3: a Zarr v2 hierarchy is read
 //! as the v3 hierarchy an import would make of it (a note on stderr says so); a
-//! folder with no Zarr metadata at all is a one-line error with exit status 1, not an empty
+//! folder with no Zarr metadata at all is a one-line error with exit status 3 (1 from `check`), not an empty
 //! implicit group.
 
 use std::path::Path;

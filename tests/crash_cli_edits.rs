@@ -100,24 +100,34 @@ fn kill_during(dir: &Path, base: &Path, name: &str, args: impl Fn(&str) -> Vec<S
     let mut rng = SplitMix::new(seed, name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))));
     let (mut saw_before, mut saw_after) = (0, 0);
     let kills = kills();
-    for kill in 0..kills {
-        std::fs::copy(base, &copy).unwrap();
-        let mut child = zarrdb(&args(copy.to_str().unwrap())).spawn().unwrap();
-        let micros = rng.range(0, took.as_micros() as u64 + 1);
-        std::thread::sleep(Duration::from_micros(micros));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        let now = state(&copy);
-        if now == before {
-            saw_before += 1;
-        } else if now == after {
-            saw_after += 1;
-        } else {
-            panic!("{name}, kill {kill} after {micros} µs: a state that is neither before nor after:\n{now:?}");
+    // The window the kills are spread over: the command's run time, widened when every kill
+    // landed before its commit (a loaded machine runs it slower than measured) and narrowed when
+    // every one came after, for up to three more rounds: kills that all miss the run test nothing.
+    let mut window = took.as_micros() as u64;
+    for round in 0..4 {
+        for kill in 0..kills {
+            std::fs::copy(base, &copy).unwrap();
+            let mut child = zarrdb(&args(copy.to_str().unwrap())).spawn().unwrap();
+            let micros = rng.range(0, window + 1);
+            std::thread::sleep(Duration::from_micros(micros));
+            let _ = child.kill(); // SIGKILL
+            let _ = child.wait();
+            let now = state(&copy);
+            if now == before {
+                saw_before += 1;
+            } else if now == after {
+                saw_after += 1;
+            } else {
+                panic!("{name}, round {round}, kill {kill} after {micros} µs: neither before nor after:\n{now:?}");
+            }
+        }
+        match (saw_before, saw_after) {
+            (_, 0) => window *= 2,
+            (0, _) => window /= 2,
+            _ => break,
         }
     }
-    eprintln!("{name}: ran {took:?}; {kills} kills: {saw_before} before, {saw_after} after");
-    // Kills that all landed before the command started, or after it ended, would test nothing.
+    eprintln!("{name}: ran {took:?}; {saw_before} kills left the state before, {saw_after} after");
     assert!(saw_before > 0 && saw_after > 0, "{name}: the kills missed the command's run");
 }
 

@@ -2,6 +2,8 @@
 //! checksums. Prints one line per problem and a summary (or, with `--json`, one document at the
 //! end); exits 1 when anything is wrong.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 use zarrdb::{Group, Node};
 
@@ -15,8 +17,10 @@ struct Tally {
     problems: u64,
     /// With `--json`: the problems and notes, printed at the end instead of as found.
     json: Option<(Vec<Value>, Vec<Value>)>,
-    /// On a terminal: stored bytes checked, of all the store holds.
+    /// On a terminal: stored bytes of the arrays checked, of all of them.
     bar: Option<indicatif::ProgressBar>,
+    /// With the bar: each array's stored bytes, from the one listing that made its total.
+    sizes: HashMap<String, u64>,
 }
 
 pub(crate) fn run(store: &str, as_json: bool) -> CliResult {
@@ -30,10 +34,12 @@ fn checked(store: &str, as_json: bool) -> CliResult {
     let mut tally = Tally { json: as_json.then(Default::default), ..Tally::default() };
     let walked = match locator::open_root(store) {
         Ok(Some(node)) => {
-            // The total comes from one listing of the store, done only when a bar is drawn.
-            if progress::enabled() {
-                let total = usage::walk(&node).ok().and_then(|rows| rows.first().map(|r| r.2.stored));
-                tally.bar = progress::bytes(total.map_or(0, |t| u64::try_from(t).unwrap_or(u64::MAX)), "check");
+            // The total comes from one listing of the store, done only when a bar is drawn (and
+            // none is drawn when a node cannot even be listed).
+            if let Some(rows) = progress::enabled().then(|| usage::walk(&node).ok()).flatten() {
+                let bytes = |u: &usage::Usage| u64::try_from(u.stored).unwrap_or(u64::MAX);
+                tally.sizes = rows.iter().filter(|r| r.1 == "array").map(|r| (r.0.clone(), bytes(&r.2))).collect();
+                tally.bar = progress::bytes(tally.sizes.values().fold(0u64, |a, b| a.saturating_add(*b)), "check");
             }
             let walked = visit(&node, &mut tally);
             progress::finish(tally.bar.take());
@@ -45,14 +51,15 @@ fn checked(store: &str, as_json: bool) -> CliResult {
         Err(e) => problem(&mut tally, "/", &e),
     };
     // The output's reader went away: the walk stopped, but problems found so far still fail.
-    if let Err(e) = walked {
-        return Err(if e.is_quiet() && tally.problems > 0 {
-            CliError::new(format!("check found {} problem(s) before its output was closed", tally.problems))
+    let closed = |e: CliError, problems: u64| {
+        if e.is_quiet() && problems > 0 {
+            CliError::new(format!("check found {problems} problem(s) before its output was closed"))
         } else {
             e
-        });
-    }
-    match &tally.json {
+        }
+    };
+    walked.map_err(|e| closed(e, tally.problems))?;
+    let summary = match &tally.json {
         Some((problems, notes)) => outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
@@ -62,7 +69,7 @@ fn checked(store: &str, as_json: bool) -> CliResult {
                 "problems": problems,
                 "notes": notes,
             }))?
-        )?,
+        ),
         None => outln!(
             "checked {} groups, {} arrays, {} chunks: {} problem{}",
             tally.groups,
@@ -70,8 +77,9 @@ fn checked(store: &str, as_json: bool) -> CliResult {
             tally.chunks,
             tally.problems,
             if tally.problems == 1 { "" } else { "s" }
-        )?,
-    }
+        ),
+    };
+    summary.map_err(|e| closed(e, tally.problems))?;
     if tally.problems == 0 {
         Ok(())
     } else {
@@ -87,7 +95,15 @@ fn problem(tally: &mut Tally, what: &str, err: &dyn std::fmt::Display) -> CliRes
             problems.push(json!({"where": what, "reason": reason}));
             Ok(())
         }
-        None => outln!("PROBLEM {what}: {reason}"),
+        None => print_above_bar(&tally.bar, format_args!("PROBLEM {what}: {reason}")),
+    }
+}
+
+/// A line on stdout while the bar (on stderr, maybe the same terminal) steps aside for it.
+fn print_above_bar(bar: &Option<indicatif::ProgressBar>, line: std::fmt::Arguments) -> CliResult {
+    match bar {
+        Some(bar) => bar.suspend(|| outln!("{line}")),
+        None => outln!("{line}"),
     }
 }
 
@@ -95,19 +111,17 @@ fn visit(node: &Node, tally: &mut Tally) -> CliResult {
     match node {
         Node::Array(array) => {
             tally.arrays += 1;
-            let stored = match &tally.bar {
-                Some(_) => usage::array(array).map_or(0, |u| u64::try_from(u.stored).unwrap_or(u64::MAX)),
-                None => 0,
-            };
+            let stored = tally.sizes.get(&array.path().to_string()).copied().unwrap_or(0);
             let checked = array.check();
             progress::advance(&tally.bar, stored);
             match checked {
                 Ok(report) => {
                     tally.chunks += report.chunks_checked;
                     for (key, err) in &report.corrupt {
-                        // Codec errors already name the chunk key; others get it in front.
+                        // Codec errors already name the chunk key; others get it in front. JSON
+                        // gives the key apart always.
                         match err {
-                            zarrdb::Error::Codec { .. } => problem(tally, "chunk", err)?,
+                            zarrdb::Error::Codec { .. } if tally.json.is_none() => problem(tally, "chunk", err)?,
                             _ => problem(tally, key, err)?,
                         }
                     }
@@ -118,7 +132,7 @@ fn visit(node: &Node, tally: &mut Tally) -> CliResult {
                         let note = format!("not a chunk key of {}; ignored", array.path());
                         match &mut tally.json {
                             Some((_, notes)) => notes.push(json!({"key": key, "note": note})),
-                            None => outln!("note {key}: {note}")?,
+                            None => print_above_bar(&tally.bar, format_args!("note {key}: {note}"))?,
                         }
                     }
                 }

@@ -48,7 +48,9 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
             let same =
                 matches!(locator::parse(from_store)?, (Kind::Database(b), p) if b == backend && same_file(p, path));
             // The source and its node are checked before a new database is created.
-            let opened = if same { None } else { Some(source_node(from_store, from_node)?) };
+            // (A source that is this database must exist already: nothing is created to fail.)
+            let opened =
+                if same && Path::new(path).exists() { None } else { Some(source_node(from_store, from_node)?) };
             let mut builder = Database::builder();
             builder.backend(backend);
             let database = builder.create(path)?;
@@ -61,7 +63,11 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
             let opened = source_node(from_store, from_node)?;
             let destination = zarrdb::DirectoryStore::create(path)?;
             locator::refuse_older_layouts(path, &destination)?;
-            zarrdb::transfer::copy_node(opened.store.clone(), from_node, std::sync::Arc::new(destination), &options)?
+            let destination: std::sync::Arc<dyn zarrdb::Store> = std::sync::Arc::new(destination);
+            let report = zarrdb::transfer::copy_node(opened.store.clone(), from_node, destination.clone(), &options)?;
+            // The folder's root may hold consolidated metadata that does not list the copy yet.
+            locator::refresh_consolidated(destination.as_ref())?;
+            report
         }
         (Kind::Zip, path) => {
             progress::finish(bar);
@@ -105,7 +111,14 @@ fn to_zip(source: &str, node: &str, path: &str, to_node: &str, as_json: bool) ->
     let database = Database::builder().backend(backend).read_only(true).open(from)?;
     let report = database.export(Path::new(path), &ExportOptions::default().node(node).zip(true))?;
     if as_json {
-        let doc = serde_json::json!({"source": source, "destination": path, "node": node, "values": report.values, "bytes": report.bytes});
+        let doc = serde_json::json!({
+            "source": source,
+            "destination": path,
+            "node": node,
+            "values": report.values,
+            "bytes": report.bytes,
+            "consolidated": report.consolidated,
+        });
         return outln!("{}", serde_json::to_string_pretty(&doc)?);
     }
     outln!("copied {node} of {source} to {path}: {} values, {} bytes", report.values, report.bytes)

@@ -151,7 +151,7 @@ pub(crate) fn edit(locator: &str, create: bool, edit: impl FnOnce(Arc<dyn Store>
 /// it) as it was stored: after an edit it is computed afresh from the documents there now, so a
 /// reader that trusts it (`consolidated=True`) sees the change. (A database computes it on every
 /// read and never stores it.)
-fn refresh_consolidated(store: &dyn Store) -> CliResult {
+pub(crate) fn refresh_consolidated(store: &dyn Store) -> CliResult {
     if let Some(fresh) = RawAccess::new(store).get(METADATA_KEY)? {
         if store.get(METADATA_KEY)?.as_deref() != Some(fresh.as_slice()) {
             store.set(METADATA_KEY, &fresh)?;

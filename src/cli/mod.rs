@@ -145,8 +145,8 @@ enum Command {
     /// Give the space of erased and overwritten data back to the file system: the live data moves to
     /// the front of the file, which is then cut.
     ///
-    /// Each step is a commit, so an interrupted compaction leaves the database intact. redb only (LMDB
-    /// and sled: refused).
+    /// Each step is a commit, so an interrupted compaction leaves the database intact. redb and LMDB
+    /// (on LMDB a compacted copy replaces data.mdb); sled: refused.
     #[command(
         after_help = "Examples:\n  zarrdb rm data.zarrdb /scratch --recursive && zarrdb compact data.zarrdb\n  zarrdb compact lmdb:/srv/env --json"
     )]
@@ -386,9 +386,9 @@ enum Command {
         after_help = "Examples:\n  zarrdb cp data.zarrdb:/runs/2026 archive.zarrdb:/2026\n  zarrdb cp dir:downloaded.zarr data.zarrdb:/imported\n  zarrdb cp data.zarrdb:/runs/2026 dir:share/2026.zarr\n  zarrdb cp lmdb:/srv/env:/grid grid.zip"
     )]
     Cp {
-        /// The source: a store locator, then optionally `:` and a node (`data.zarrdb:/grid`).
+        /// The source: a store locator, then optionally `:/` and a node path (`data.zarrdb:/grid`).
         source: String,
-        /// The destination: a store locator, then optionally `:` and where the node lands (which
+        /// The destination: a store locator, then optionally `:/` and where the node lands (which
         /// must be free).
         destination: String,
         /// Print the report as one JSON document.
@@ -403,7 +403,7 @@ enum Command {
         after_help = "Examples:\n  zarrdb diff data.zarrdb exported.zarr\n  zarrdb diff data.zarrdb:/runs/1 data.zarrdb:/runs/2 --json"
     )]
     Diff {
-        /// One side: a store locator, then optionally `:` and a node.
+        /// One side: a store locator, then optionally `:/` and a node path (`data.zarrdb:/grid`).
         a: String,
         /// The other side.
         b: String,
@@ -428,8 +428,9 @@ enum Command {
     },
 }
 
-/// An error the CLI reports: one line, exit status 1; or, when the reader of the output went
-/// away, nothing and status 0 ([`CliError::closed_output`]).
+/// An error the CLI reports: one line, exit status 3 (1 for `check`); or an answer without a
+/// message (`diff` found differences: status 1) or, when the reader of the output went away,
+/// nothing and status 0 ([`CliError::closed_output`]).
 pub(crate) struct CliError {
     message: String,
     quiet: bool,

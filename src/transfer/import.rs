@@ -104,8 +104,12 @@ pub fn copy_node(
     let documents: Vec<(String, Vec<u8>)> = prepared.documents.clone();
     let report = finish(&source, prepared, parents, Box::new(StoreSink(destination.clone())), options)?;
     // A group that had consolidated metadata is written with an empty request for it, which a
-    // database fills on every read. A plain store serves documents as stored, and zarr-python
-    // would take the empty member for an empty hierarchy: fill it now, from what was copied.
+    // database fills on every read (and must never store filled). A plain store (no multi-key
+    // transactions: a folder, memory) serves documents as stored, and zarr-python would take the
+    // empty member for an empty hierarchy: fill it now, from what was copied.
+    if destination.capabilities().atomic_multi_key {
+        return Ok(report);
+    }
     let raw = RawAccess::new(destination.as_ref());
     for (key, written) in documents {
         match raw.get(&key)? {
