@@ -1,5 +1,9 @@
 //! The store conformance suite: every backend runs every check by adding one line to the list at
-//! the bottom. The checks follow the spec's abstract store interface and DESIGN.md §4.
+//! the bottom. The checks follow the spec's abstract store interface and DESIGN.md §4. The `s3`
+//! line runs them against a real S3 server (SeaweedFS on 127.0.0.1, `tests/common/seaweed.rs`).
+
+#[path = "common/seaweed.rs"]
+mod seaweed;
 
 use std::sync::Arc;
 
@@ -273,4 +277,9 @@ conformance! {
         (txn.store(), Box::new((txn, dir)) as Box<dyn std::any::Any>)
     };
     sled_transaction => || transaction(Backend::Sled);
+    // A bucket of its own per test on a real S3 server (SeaweedFS, tests/common/seaweed.rs).
+    s3 => || {
+        let store = zarrdb::store::ObjectStore::open(&seaweed::bucket("conformance")).unwrap();
+        (Arc::new(store) as Arc<dyn Store>, Box::new(()) as Box<dyn std::any::Any>)
+    };
 }

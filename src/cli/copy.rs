@@ -29,7 +29,7 @@ pub(crate) fn split(text: &str) -> Result<(&str, &str), CliError> {
     Ok((store, node))
 }
 
-const SCHEMES: [&str; 6] = ["", "dir", "zip", "redb", "lmdb", "sled"];
+const SCHEMES: [&str; 7] = ["", "dir", "zip", "redb", "lmdb", "sled", "s3"];
 
 pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
     let ((from_store, from_node), (to_store, to_node)) = (split(source)?, split(destination)?);
@@ -66,6 +66,16 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
             let destination: std::sync::Arc<dyn zarrdb::Store> = std::sync::Arc::new(destination);
             let report = zarrdb::transfer::copy_node(opened.store.clone(), from_node, destination.clone(), &options)?;
             // The folder's root may hold consolidated metadata that does not list the copy yet.
+            locator::refresh_consolidated(destination.as_ref())?;
+            report
+        }
+        (Kind::Object, locator) => {
+            // Chunks first, metadata documents last: a reader never finds a document whose
+            // chunks are still missing.
+            let opened = source_node(from_store, from_node)?;
+            let destination: std::sync::Arc<dyn zarrdb::Store> =
+                std::sync::Arc::new(zarrdb::store::ObjectStore::open(locator)?);
+            let report = zarrdb::transfer::copy_node(opened.store.clone(), from_node, destination.clone(), &options)?;
             locator::refresh_consolidated(destination.as_ref())?;
             report
         }

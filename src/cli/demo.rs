@@ -52,6 +52,9 @@ pub(crate) fn run(locator: Option<String>) -> CliResult {
         Kind::Database(backend) => Target::Database(Database::builder().backend(backend).create(&path)?),
         Kind::Directory => Target::Directory(Arc::new(DirectoryStore::create(&path)?)),
         Kind::Zip => return Err(CliError::new("demo: zip stores are not available in this build yet")),
+        Kind::Object => {
+            return Err(CliError::new("demo: builds a local store; copy it to object storage with zarrdb cp"))
+        }
     };
     let store = target.store();
     let attrs = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();

