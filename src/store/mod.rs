@@ -10,6 +10,7 @@ pub(crate) mod kv;
 mod lmdb;
 mod log;
 mod memory;
+#[cfg(feature = "object-store")]
 mod object;
 mod panic;
 mod redb;
@@ -19,6 +20,7 @@ pub(crate) mod zip;
 pub use chunk_versions::ChunkVersions;
 pub use directory::DirectoryStore;
 pub use memory::MemoryStore;
+#[cfg(feature = "object-store")]
 pub use object::ObjectStore;
 pub use zip::ZipStore;
 
