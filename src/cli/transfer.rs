@@ -114,6 +114,10 @@ fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliErro
         (Kind::Database(backend), _) if destination.starts_with(&format!("{}:", backend.name())) => Err(CliError::new(
             format!("export to \"{destination}\": export writes a directory or a zip archive, not a database"),
         )),
+        (Kind::Object, _) => Err(CliError::new(format!(
+            "export to \"{destination}\": export writes a local directory or zip archive; `zarrdb cp DATABASE {destination}` \
+             copies to object storage"
+        ))),
         _ => Ok((destination, None)),
     }
 }

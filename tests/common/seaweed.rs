@@ -15,11 +15,15 @@ use std::time::{Duration, Instant};
 /// The running server (the `AWS_*` variables say where).
 pub struct Server;
 
-static SERVER: OnceLock<Server> = OnceLock::new();
+static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
 
-/// The server, started on first use; `AWS_*` set for it.
+/// The server, started on first use; `AWS_*` set for it. A start that failed fails every test
+/// that asks, with its reason, without starting another server.
 pub fn server() -> &'static Server {
-    SERVER.get_or_init(start)
+    match SERVER.get_or_init(start) {
+        Ok(server) => server,
+        Err(why) => panic!("{why}"),
+    }
 }
 
 /// A new empty place on the server: a prefix of its own in the tests' bucket (a bucket is a
@@ -58,7 +62,7 @@ fn free_port() -> u16 {
     panic!("no free port pair");
 }
 
-fn start() -> Server {
+fn start() -> Result<Server, String> {
     let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
     let (master, volume, filer, s3) = (free_port(), free_port(), free_port(), free_port());
     let mut command = Command::new(weed());
@@ -69,8 +73,10 @@ fn start() -> Server {
         .arg(format!("-volume.port={volume}"))
         .arg(format!("-filer.port={filer}"))
         .args(["-s3", &format!("-s3.port={s3}")])
+        // No fixed ports (its Iceberg and Lance servers), no reports to seaweedfs.com.
+        .args(["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::from(std::fs::File::create(data.join("weed.log")).expect("the server's log")));
     // SAFETY: between fork and exec only the async-signal-safe `prctl` runs: the child gets
     // SIGKILL when the thread that spawned it ends, which (below) is at the end of the process.
     unsafe {
@@ -81,25 +87,45 @@ fn start() -> Server {
             Ok(())
         });
     }
-    let (started, pid) = std::sync::mpsc::channel();
+    let (started, exited) = std::sync::mpsc::channel::<String>();
     // The spawning thread lives as long as the server may: it kills the server by PID after 30
-    // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG).
+    // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG). It says
+    // when the server could not start or ended early.
     std::thread::spawn(move || {
-        let mut child = command.spawn().expect("start weed server");
-        let _ = started.send(child.id());
-        std::thread::sleep(Duration::from_secs(30 * 60));
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => return drop(started.send(format!("cannot start weed: {e}"))),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30 * 60);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return drop(started.send(format!("weed server ended: {status}")));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
         let _ = child.kill();
         let _ = child.wait();
     });
-    let _pid = pid.recv().expect("weed started");
+    let log = data.join("weed.log");
+    let failed = |why: String| format!("{why} (SeaweedFS's log: {})", log.display());
     let deadline = Instant::now() + Duration::from_secs(90);
     // Ready when an object can be written: the S3 port answers before the volume server has
-    // joined, and writes fail with 500 until it has.
-    let probe = format!("/{BUCKET}/probe");
-    while http_status(s3, "PUT", &format!("/{BUCKET}"), b"") != Some(200)
-        || http_status(s3, "PUT", &probe, b"1") != Some(200)
-    {
-        assert!(Instant::now() < deadline, "SeaweedFS on port {s3} took no write within 90 s");
+    // joined, and writes fail with 500 until it has. The bucket is created once (a second
+    // creation answers 409).
+    let mut bucket_made = false;
+    loop {
+        if let Ok(why) = exited.try_recv() {
+            return Err(failed(why));
+        }
+        if !bucket_made {
+            bucket_made = matches!(http_status(s3, "PUT", &format!("/{BUCKET}"), b""), Some(200 | 409));
+        }
+        if bucket_made && http_status(s3, "PUT", &format!("/{BUCKET}/probe"), b"1") == Some(200) {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(failed(format!("SeaweedFS on port {s3} took no write within 90 s")));
+        }
         std::thread::sleep(Duration::from_millis(300));
     }
     // Set once, before any store reads them; every test of this binary uses this server.
@@ -108,7 +134,7 @@ fn start() -> Server {
     std::env::set_var("AWS_ACCESS_KEY_ID", "zarrdb");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "zarrdb");
     std::env::set_var("AWS_REGION", "us-east-1");
-    Server
+    Ok(Server)
 }
 
 /// One HTTP/1.1 request; the response's status, or `None` when nothing answers.

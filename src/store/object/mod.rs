@@ -7,6 +7,10 @@
 //! a reader sees each key's old or new value, never a torn one, but a reader listing while a
 //! writer works sees some keys new and others not yet (docs/format.md, "Object storage").
 //! Partial writes are a read of the whole object and a write of it back.
+//!
+//! The store runs its requests on a runtime of its own and blocks the calling thread: it must
+//! not be used, or dropped, from inside an asynchronous task of another tokio runtime (tokio
+//! refuses to block there). Available with the `object-store` feature (the command line has it).
 
 use std::future::Future;
 use std::sync::Arc;
