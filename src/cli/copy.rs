@@ -45,8 +45,7 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
         (Kind::Database(backend), path) => {
             // Within one database the source is a snapshot of the same handle (a second handle
             // on the file would be refused).
-            let same =
-                matches!(locator::parse(from_store)?, (Kind::Database(b), p) if b == backend && same_file(p, path));
+            let same = locator::same_database(from_store, to_store)?;
             // The source and its node are checked before a new database is created.
             // (A source that is this database must exist already: nothing is created to fail.)
             let opened =
@@ -59,23 +58,19 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
                 Some(opened) => database.copy_from(opened.store.clone(), from_node, &options)?,
             }
         }
-        (Kind::Directory, path) => {
+        (kind @ (Kind::Directory | Kind::Object), path) => {
             let opened = source_node(from_store, from_node)?;
-            let destination = zarrdb::DirectoryStore::create(path)?;
-            locator::refuse_older_layouts(path, &destination)?;
-            let destination: std::sync::Arc<dyn zarrdb::Store> = std::sync::Arc::new(destination);
-            let report = zarrdb::transfer::copy_node(opened.store.clone(), from_node, destination.clone(), &options)?;
-            // The folder's root may hold consolidated metadata that does not list the copy yet.
-            locator::refresh_consolidated(destination.as_ref())?;
-            report
-        }
-        (Kind::Object, locator) => {
+            let destination: std::sync::Arc<dyn zarrdb::Store> = if kind == Kind::Directory {
+                let folder = zarrdb::DirectoryStore::create(path)?;
+                locator::refuse_older_layouts(path, &folder)?;
+                std::sync::Arc::new(folder)
+            } else {
+                std::sync::Arc::new(zarrdb::store::ObjectStore::open(path)?)
+            };
             // Chunks first, metadata documents last: a reader never finds a document whose
             // chunks are still missing.
-            let opened = source_node(from_store, from_node)?;
-            let destination: std::sync::Arc<dyn zarrdb::Store> =
-                std::sync::Arc::new(zarrdb::store::ObjectStore::open(locator)?);
             let report = zarrdb::transfer::copy_node(opened.store.clone(), from_node, destination.clone(), &options)?;
+            // The destination's root may hold consolidated metadata that does not list the copy yet.
             locator::refresh_consolidated(destination.as_ref())?;
             report
         }
@@ -121,25 +116,9 @@ fn to_zip(source: &str, node: &str, path: &str, to_node: &str, as_json: bool) ->
     let database = Database::builder().backend(backend).read_only(true).open(from)?;
     let report = database.export(Path::new(path), &ExportOptions::default().node(node).zip(true))?;
     if as_json {
-        let doc = serde_json::json!({
-            "source": source,
-            "destination": path,
-            "node": node,
-            "values": report.values,
-            "bytes": report.bytes,
-            "consolidated": report.consolidated,
-        });
-        return outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return outln!("{}", serde_json::to_string_pretty(&super::transfer::export_json(&report, source, path, node))?);
     }
     outln!("copied {node} of {source} to {path}: {} values, {} bytes", report.values, report.bytes)
-}
-
-/// Whether two paths name the same file (after resolving links).
-pub(crate) fn same_file(a: &str, b: &str) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use zarrdb::{Array, DataType, Node, Store};
 
 use super::copy::split;
-use super::locator::{self, Kind};
+use super::locator;
 use super::region::for_each_slab;
 use super::{progress, render, CliError, CliResult};
 
@@ -32,10 +32,7 @@ pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
     let opened_a = locator::open(store_a)?;
     // The same database on both sides is read through one handle (a second open of the file
     // would be refused), from one snapshot.
-    let same = matches!(
-        (locator::parse(store_a)?, locator::parse(store_b)?),
-        ((Kind::Database(x), p), (Kind::Database(y), q)) if x == y && super::copy::same_file(p, q)
-    );
+    let same = locator::same_database(store_a, store_b)?;
     let opened_b = if same { None } else { Some(locator::open(store_b)?) };
     let side_b = opened_b.as_ref().map_or_else(|| opened_a.store.clone(), |o| o.store.clone());
     let root_a = Node::open(opened_a.store.clone(), node_a)?;

@@ -35,6 +35,21 @@ pub(crate) fn database<'l>(locator: &'l str, what: &str) -> Result<(Backend, &'l
     }
 }
 
+/// Whether two locators name the same database (same backend, same file after resolving
+/// links): such a command reads and writes it through one handle, since a second open of the
+/// file would be refused.
+pub(crate) fn same_database(a: &str, b: &str) -> Result<bool, CliError> {
+    Ok(match (parse(a)?, parse(b)?) {
+        ((Kind::Database(x), p), (Kind::Database(y), q)) if x == y => {
+            match (std::fs::canonicalize(p), std::fs::canonicalize(q)) {
+                (Ok(p), Ok(q)) => p == q,
+                _ => p == q,
+            }
+        }
+        _ => false,
+    })
+}
+
 /// Split a locator into its kind and path, looking at the path when no scheme is given. A
 /// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
 /// file name, so no command creates a database under a misspelled name.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
-use zarrdb::transfer::{ImportReport, Progress};
+use zarrdb::transfer::{ExportReport, ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
 use super::locator::{self, Kind};
@@ -81,15 +81,7 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
     }
     let report = report?;
     if as_json {
-        let doc = json!({
-            "source": source,
-            "destination": destination,
-            "node": node,
-            "values": report.values,
-            "bytes": report.bytes,
-            "consolidated": report.consolidated,
-        });
-        return outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return outln!("{}", serde_json::to_string_pretty(&export_json(&report, source, destination, node))?);
     }
     outln!(
         "exported {node} of {source} to {destination}: {} values, {} bytes{}",
@@ -120,6 +112,18 @@ fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliErro
         ))),
         _ => Ok((destination, None)),
     }
+}
+
+/// An export's report as one JSON document (`--json`; also `cp` into a zip archive).
+pub(crate) fn export_json(report: &ExportReport, source: &str, destination: &str, node: &str) -> Value {
+    json!({
+        "source": source,
+        "destination": destination,
+        "node": node,
+        "values": report.values,
+        "bytes": report.bytes,
+        "consolidated": report.consolidated,
+    })
 }
 
 /// An import's or copy's report as one JSON document (`--json`).
