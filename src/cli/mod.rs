@@ -191,7 +191,7 @@ enum Command {
         after_help = "Examples:\n  zarrdb import downloaded.zarr data.zarrdb\n  zarrdb import archive.zip lmdb:/srv/env --at /runs/2026 --exclude '/scratch'"
     )]
     Import {
-        /// The folder or `.zip` file to read.
+        /// The folder, `.zip` file or `s3://bucket/prefix` to read.
         source: String,
         /// Database locator (created when missing): a redb file, or `lmdb:`, `sled:`, `redb:` + PATH.
         database: String,
@@ -210,17 +210,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Export a node of a database, from one snapshot, to a new folder or a new `.zip` archive.
+    /// Export a node of a database, from one snapshot, to a new folder, a new `.zip` archive or
+    /// object storage.
     ///
-    /// Chunk bytes are copied as they are.
+    /// Chunk bytes are copied as they are. To `s3://`, the root zarr.json is written last, so a
+    /// reader finds no hierarchy until the export is complete; a destination holding anything is
+    /// refused unless --overwrite, and of two exports racing for one place one wins.
     #[command(
-        after_help = "Examples:\n  zarrdb export data.zarrdb share.zarr\n  zarrdb export data.zarrdb runs-2026.zip --node /runs/2026"
+        after_help = "Examples:\n  zarrdb export data.zarrdb share.zarr\n  zarrdb export data.zarrdb runs-2026.zip --node /runs/2026\n  zarrdb export data.zarrdb s3://datasets/run1 --overwrite"
     )]
     Export {
         /// Database locator.
         database: String,
-        /// The folder or `.zip` file to create; it must not exist.
+        /// The folder or `.zip` file to create (it must not exist), or `s3://bucket/prefix`.
         destination: String,
+        /// To s3:// only: replace what the destination holds, and take over the claim of an
+        /// export that died there. Never while another export to the same place runs.
+        #[arg(long)]
+        overwrite: bool,
         /// The node to export; it becomes the root of the result.
         #[arg(long, default_value = "/")]
         node: String,
@@ -529,8 +536,8 @@ pub(crate) fn run() -> ExitCode {
         Command::Import { source, database, at, exclude, skip_unreadable, json } => {
             transfer::import(&source, &database, &at, exclude, skip_unreadable, json)
         }
-        Command::Export { database, destination, node, no_consolidated, json } => {
-            transfer::export(&database, &destination, &node, !no_consolidated, json)
+        Command::Export { database, destination, overwrite, node, no_consolidated, json } => {
+            transfer::export(&database, &destination, &node, !no_consolidated, overwrite, json)
         }
     };
     bench::report_peak_rss();

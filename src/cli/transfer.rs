@@ -1,10 +1,14 @@
-//! `zarrdb import SRC DB [--at NODE] [--exclude PATTERN]... [--skip-unreadable]` and `zarrdb export DB DST [--node NODE] [--no-consolidated]`. On a terminal a
-//! progress bar runs on stderr; otherwise only the one-line summary is printed.
+//! `zarrdb import SRC DB [--at NODE] [--exclude PATTERN]... [--skip-unreadable]` and
+//! `zarrdb export DB DST [--overwrite] [--node NODE] [--no-consolidated]`; SRC and DST may be
+//! `s3://` locators. On a terminal a progress bar runs on stderr; otherwise only the one-line
+//! summary is printed.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
+use zarrdb::store::ObjectStore;
 use zarrdb::transfer::{ExportReport, ImportReport, Progress};
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
@@ -37,11 +41,17 @@ pub(crate) fn import(
     // A database this command creates and then fails to fill is removed again: a failed import
     // leaves no trace, not even an empty database.
     let existed = Path::new(path).exists();
-    let report = Database::builder()
-        .backend(backend)
-        .redb_cache_size(IMPORT_REDB_CACHE)
-        .create(path)
-        .and_then(|db| db.import(source, &options));
+    let remote = match locator::parse(source)? {
+        (Kind::Object, locator) => Some(Arc::new(ObjectStore::open(locator)?)),
+        _ => None,
+    };
+    let report =
+        Database::builder().backend(backend).redb_cache_size(IMPORT_REDB_CACHE).create(path).and_then(
+            |db| match remote {
+                Some(remote) => db.copy_from(remote, "/", &options),
+                None => db.import(source, &options),
+            },
+        );
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -59,23 +69,40 @@ pub(crate) fn import(
     }
 }
 
-pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: bool, as_json: bool) -> CliResult {
+pub(crate) fn export(
+    source: &str,
+    destination: &str,
+    node: &str,
+    consolidated: bool,
+    overwrite: bool,
+    as_json: bool,
+) -> CliResult {
     let (Kind::Database(backend), path) = locator::parse(source)? else {
         return Err(CliError::new(format!(
             "export from \"{source}\": not a database (redb file, LMDB or sled folder)"
         )));
     };
-    let (to, zip) = export_destination(destination)?;
+    let to = export_destination(destination)?;
+    if overwrite && !matches!(to, Destination::Object) {
+        return Err(CliError::new(format!(
+            "export to \"{destination}\": --overwrite is for s3:// destinations; a folder or archive is never overwritten"
+        )));
+    }
     let database = Database::builder().backend(backend).read_only(true).open(path)?;
     let bar = progress::bytes(0, "");
-    let mut options = ExportOptions::default().node(node).consolidated(consolidated);
-    if let Some(zip) = zip {
+    let mut options = ExportOptions::default().node(node).consolidated(consolidated).overwrite(overwrite);
+    if let Destination::Local { zip: Some(zip), .. } = to {
         options = options.zip(zip);
     }
     if let Some(bar) = bar.clone() {
         options = options.progress(move |p| show(&bar, p));
     }
-    let report = database.export(Path::new(to), &options);
+    let report = match to {
+        Destination::Local { path, .. } => database.export(Path::new(path), &options),
+        Destination::Object => ObjectStore::open(destination)
+            .map_err(zarrdb::Error::from)
+            .and_then(|bucket| database.publish(&bucket, &options)),
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -92,25 +119,30 @@ pub(crate) fn export(source: &str, destination: &str, node: &str, consolidated: 
     Ok(())
 }
 
+/// Where an export goes.
+enum Destination<'a> {
+    /// A folder or a zip archive (`zip: None`: decided by the name).
+    Local { path: &'a str, zip: Option<bool> },
+    /// `s3://`: the destination locator as given.
+    Object,
+}
+
 /// Where an export goes and in which layout: `zip:PATH` and `dir:PATH` say it, a bare path is
-/// an archive when its name ends in `.zip` (decided by the export), a folder otherwise. A
-/// database locator is refused: export writes the standard layouts.
-fn export_destination(destination: &str) -> Result<(&str, Option<bool>), CliError> {
+/// an archive when its name ends in `.zip` (decided by the export), a folder otherwise; `s3://`
+/// is object storage. A database locator is refused: export writes the standard layouts.
+fn export_destination(destination: &str) -> Result<Destination<'_>, CliError> {
     if let Some(path) = destination.strip_prefix("zip:") {
-        return Ok((path, Some(true)));
+        return Ok(Destination::Local { path, zip: Some(true) });
     }
     if let Some(path) = destination.strip_prefix("dir:") {
-        return Ok((path, Some(false)));
+        return Ok(Destination::Local { path, zip: Some(false) });
     }
     match locator::parse(destination)? {
         (Kind::Database(backend), _) if destination.starts_with(&format!("{}:", backend.name())) => Err(CliError::new(
             format!("export to \"{destination}\": export writes a directory or a zip archive, not a database"),
         )),
-        (Kind::Object, _) => Err(CliError::new(format!(
-            "export to \"{destination}\": export writes a local directory or zip archive; `zarrdb cp DATABASE {destination}` \
-             copies to object storage"
-        ))),
-        _ => Ok((destination, None)),
+        (Kind::Object, _) => Ok(Destination::Object),
+        _ => Ok(Destination::Local { path: destination, zip: None }),
     }
 }
 

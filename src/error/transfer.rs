@@ -85,6 +85,28 @@ pub enum TransferError {
         /// The destination path.
         path: String,
     },
+    /// Another export holds the object-storage destination (its claim, `__zarrdb/export`, is
+    /// there): it is running, or it died and left its claim behind.
+    #[error(
+        "export destination \"{destination}\" is being written by another export ({holder}); if that export died, \
+         export again with overwrite"
+    )]
+    DestinationBusy {
+        /// The destination's locator.
+        destination: String,
+        /// What the claim says of its export (process, host, start time), as found.
+        holder: String,
+    },
+    /// While this export ran, another one took its destination over (an export with overwrite
+    /// broke this one's claim, or wrote the root document first); this export's root document
+    /// was not written.
+    #[error("export to \"{destination}\" was overtaken by another export: {reason}")]
+    DestinationTaken {
+        /// The destination's locator.
+        destination: String,
+        /// What was found.
+        reason: &'static str,
+    },
     /// The database already holds something where the import would land.
     #[error("cannot import or copy to {node}: {reason}")]
     NodeOccupied {

@@ -142,6 +142,12 @@ pub trait ReadableStore: Send + Sync {
         read(&value);
         Ok(true)
     }
+    /// The values of several keys (`None` for an absent one), in the order asked. A store whose
+    /// requests wait on a network (object storage) runs them concurrently; the default reads one
+    /// after another.
+    fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        keys.iter().map(|key| self.get(key)).collect()
+    }
 }
 
 /// Changing values.
@@ -161,6 +167,13 @@ pub trait WritableStore: Send + Sync {
 
     /// Remove `key`; removing an absent key is not an error.
     fn erase(&self, key: &str) -> Result<(), StoreError>;
+
+    /// Store several values, each as [`WritableStore::set_owned`] does; not atomic across keys
+    /// unless the store's transactions make it so. A store whose requests wait on a network
+    /// runs them concurrently; the default writes one after another.
+    fn set_many(&self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
+        values.into_iter().try_for_each(|(key, value)| self.set_owned(&key, value))
+    }
 
     /// Remove several keys.
     fn erase_values(&self, keys: &[&str]) -> Result<(), StoreError> {
@@ -201,6 +214,19 @@ pub trait Store: ReadableStore + WritableStore + ListableStore {
 
     /// A short name of the backend, for messages (`"memory"`, `"directory"`...).
     fn kind(&self) -> &'static str;
+
+    /// Every key starting with `prefix` and the size of its value, sorted by key. Object storage
+    /// lists sizes with the keys; the default asks for each size.
+    fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut sized = Vec::new();
+        for key in self.list_prefix(prefix)? {
+            // A key erased between listing and sizing is left out, as if listed a moment later.
+            if let Some(size) = self.size(&key)? {
+                sized.push((key, size));
+            }
+        }
+        Ok(sized)
+    }
 
     /// Group the next several operations into one atomic step, where this store can.
     ///

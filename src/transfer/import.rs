@@ -102,7 +102,7 @@ pub fn copy_node(
     let prepared = prepare(&source, &at, options)?;
     let parents = claim(destination.as_ref(), &at)?;
     let documents: Vec<(String, Vec<u8>)> = prepared.documents.clone();
-    let report = finish(&source, prepared, parents, Box::new(StoreSink(destination.clone())), options)?;
+    let report = finish(&source, prepared, parents, Box::new(StoreSink(destination.as_ref())), options)?;
     // A group that had consolidated metadata is written with an empty request for it, which a
     // database fills on every read (and must never store filled). A plain store (no multi-key
     // transactions: a folder, memory) serves documents as stored, and zarr-python would take the
@@ -257,7 +257,7 @@ fn finish(
     source: &dyn Source,
     prepared: Prepared,
     parents: Vec<(String, Vec<u8>)>,
-    sink: Box<dyn Sink>,
+    sink: Box<dyn Sink + '_>,
     options: &ImportOptions,
 ) -> Result<ImportReport, Error> {
     let Prepared { items, mut documents, mut report } = prepared;

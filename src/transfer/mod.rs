@@ -12,6 +12,8 @@ mod import;
 mod npy;
 mod options;
 mod plan;
+#[cfg(feature = "object-store")]
+mod publish;
 mod run;
 mod sink;
 mod source;

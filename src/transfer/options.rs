@@ -98,6 +98,7 @@ pub struct ExportOptions {
     pub(crate) no_consolidated: bool,
     /// `None`: decided by the destination's name.
     pub(crate) zip: Option<bool>,
+    pub(crate) overwrite: bool,
 }
 
 impl ExportOptions {
@@ -128,6 +129,16 @@ impl ExportOptions {
         self.zip = Some(zip);
         self
     }
+
+    /// Publishing to object storage ([`crate::Database::publish`]) only: replace what the
+    /// destination holds (default: refuse a destination that holds anything), and take over a
+    /// claim an export that died left behind. Never while another export to the same place
+    /// runs: the two would interleave (the one overtaken fails at its end, its root unwritten).
+    /// Exports to folders and archives never overwrite.
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
 }
 
 impl fmt::Debug for ExportOptions {
@@ -137,6 +148,7 @@ impl fmt::Debug for ExportOptions {
             .field("progress", &self.progress.is_some())
             .field("consolidated", &!self.no_consolidated)
             .field("zip", &self.zip)
+            .field("overwrite", &self.overwrite)
             .finish()
     }
 }

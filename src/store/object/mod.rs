@@ -8,6 +8,12 @@
 //! writer works sees some keys new and others not yet (docs/format.md, "Object storage").
 //! Partial writes are a read of the whole object and a write of it back.
 //!
+//! Requests that fail for a passing reason (a dropped connection, a server error, a throttle) are
+//! retried with exponential backoff for up to [`RETRY_SECONDS`] seconds (10 retries at most),
+//! or as long as `ZARRDB_S3_RETRY_SECONDS` says; then the error is returned. Batches
+//! ([`ReadableStore::get_many`], [`WritableStore::set_many`], the ranges of one
+//! `get_partial_values`) keep up to [`CONCURRENCY`] requests in flight.
+//!
 //! The store runs its requests on a runtime of its own and blocks the calling thread: it must
 //! not be used, or dropped, from inside an asynchronous task of another tokio runtime (tokio
 //! refuses to block there). Available with the `object-store` feature (the command line has it).
@@ -16,8 +22,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
+use object_store::aws::AmazonS3;
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path;
-use object_store::{ObjectStore as Remote, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore as Remote, ObjectStoreExt, PutMode, PutOptions, RetryConfig};
 
 use crate::error::StoreError;
 use crate::key::validate_key;
@@ -25,6 +33,13 @@ use crate::store::{ByteRange, DirListing, ListableStore, ReadableStore, Store, S
 
 /// The backend name in errors.
 const NAME: &str = "s3";
+
+/// How long a request is retried by default, in seconds (object_store's own default is three
+/// minutes, long for a command whose server is gone).
+pub const RETRY_SECONDS: u64 = 60;
+
+/// Requests in flight at once per batch.
+pub const CONCURRENCY: usize = 32;
 
 /// A Zarr store in a bucket, under a prefix.
 ///
@@ -38,7 +53,7 @@ const NAME: &str = "s3";
 /// # Ok::<(), zarrdb::Error>(())
 /// ```
 pub struct ObjectStore {
-    remote: Arc<dyn Remote>,
+    remote: Arc<AmazonS3>,
     /// `prefix/` under the bucket, or empty.
     prefix: String,
     /// The locator given, for messages.
@@ -68,8 +83,16 @@ impl ObjectStore {
         if !prefix.is_empty() {
             validate_key(prefix).map_err(|e| refuse(format!("the prefix: {e}")))?;
         }
+        let retry_seconds = match std::env::var("ZARRDB_S3_RETRY_SECONDS") {
+            Ok(text) => text
+                .parse::<u64>()
+                .map_err(|_| refuse(format!("ZARRDB_S3_RETRY_SECONDS={text:?} is not a number of seconds")))?,
+            Err(_) => RETRY_SECONDS,
+        };
+        let retry = RetryConfig { retry_timeout: std::time::Duration::from_secs(retry_seconds), ..Default::default() };
         let remote = object_store::aws::AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
+            .with_retry(retry)
             .build()
             .map_err(|e| refuse(format!("configuring S3: {e}")))?;
         let runtime =
@@ -111,14 +134,88 @@ impl ObjectStore {
     }
 
     fn bytes(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.block(self.fetch(key))
+    }
+
+    async fn fetch(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.path(key)?;
-        self.block(async {
-            match self.remote.get(&path).await {
-                Ok(found) => found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e)),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(failed("get", key, e)),
+        match self.remote.get(&path).await {
+            Ok(found) => found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(failed("get", key, e)),
+        }
+    }
+
+    /// One range of one object, without asking for its size first: S3 returns the object's size
+    /// with the bytes. A request the server refuses (a range past the end) is told apart from
+    /// other failures by the object's size.
+    async fn ranged(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.path(key)?;
+        let out_of_bounds =
+            |len: u64| StoreError::RangeOutOfBounds { key: key.to_owned(), range: range.describe(), len };
+        let asked = match range {
+            // An empty range is no request S3 can answer.
+            ByteRange::FromStart { length: Some(0), .. } | ByteRange::Suffix(0) => None,
+            ByteRange::FromStart { offset, length: None } => Some(GetRange::Offset(offset)),
+            ByteRange::FromStart { offset, length: Some(n) } => {
+                Some(GetRange::Bounded(offset..offset.checked_add(n).ok_or_else(|| out_of_bounds(u64::MAX))?))
             }
-        })
+            ByteRange::Suffix(n) => Some(GetRange::Suffix(n)),
+        };
+        let Some(asked) = asked else {
+            let Some(len) = self.remote_size(key, &path).await? else { return Ok(None) };
+            return range.resolve(len).map(|_| Some(Vec::new())).ok_or_else(|| out_of_bounds(len));
+        };
+        let options = GetOptions { range: Some(asked), ..GetOptions::default() };
+        match self.remote.get_opts(&path, options).await {
+            Ok(found) => {
+                let len = found.meta.size;
+                let returned = found.range.clone();
+                // S3 shortens a range that runs past the end (and answers a suffix longer than
+                // the object with all of it); a store refuses such a range.
+                let wanted = range.resolve(len).ok_or_else(|| out_of_bounds(len))?;
+                if returned.start != wanted.start as u64 || returned.end != wanted.end as u64 {
+                    return Err(out_of_bounds(len));
+                }
+                found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => match self.remote_size(key, &path).await? {
+                None => Ok(None),
+                Some(len) if range.resolve(len).is_none() => Err(out_of_bounds(len)),
+                Some(_) => Err(failed("get", key, e)),
+            },
+        }
+    }
+
+    async fn remote_size(&self, key: &str, path: &Path) -> Result<Option<u64>, StoreError> {
+        match self.remote.head(path).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(failed("size", key, e)),
+        }
+    }
+
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        let path = self.path(key)?;
+        self.remote.put(&path, value.into()).await.map(drop).map_err(|e| failed("set", key, e))
+    }
+
+    /// Write `value` under `key` only if no object is there (`If-None-Match: *`, decided by the
+    /// server, so of two writers racing for a key exactly one succeeds); false if one was.
+    pub(crate) fn create(&self, key: &str, value: &[u8]) -> Result<bool, StoreError> {
+        let path = self.path(key)?;
+        let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
+        match self.block(self.remote.put_opts(&path, value.to_vec().into(), options)) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+            Err(e) => Err(failed("create", key, e)),
+        }
+    }
+
+    /// The locator the store was opened with.
+    pub fn locator(&self) -> &str {
+        &self.locator
     }
 }
 
@@ -131,41 +228,43 @@ impl ReadableStore for ObjectStore {
         self.bytes(key)
     }
 
-    /// Each range is one ranged request, after the object's size (one `HEAD`).
+    /// One ranged request per range, up to [`CONCURRENCY`] at once; a range the object's size
+    /// (returned with the data) does not hold is an error, as in every store.
     fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        requests
-            .iter()
-            .map(|(key, range)| {
-                let Some(len) = self.size(key)? else { return Ok(None) };
-                let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
-                    key: (*key).to_owned(),
-                    range: range.describe(),
-                    len,
-                })?;
-                if r.is_empty() {
-                    return Ok(Some(Vec::new()));
-                }
-                let path = self.path(key)?;
-                let bytes = self.block(self.remote.get_range(&path, r.start as u64..r.end as u64));
-                bytes.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e))
-            })
-            .collect()
+        self.block(
+            futures::stream::iter(requests.iter().map(|&(key, range)| self.ranged(key, range)))
+                .buffered(CONCURRENCY)
+                .try_collect(),
+        )
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         let path = self.path(key)?;
-        match self.block(self.remote.head(&path)) {
-            Ok(meta) => Ok(Some(meta.size)),
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(failed("size", key, e)),
-        }
+        self.block(self.remote_size(key, &path))
+    }
+
+    /// Up to [`CONCURRENCY`] requests at once.
+    fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.block(futures::stream::iter(keys.iter().map(|key| self.fetch(key))).buffered(CONCURRENCY).try_collect())
     }
 }
 
 impl WritableStore for ObjectStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        let path = self.path(key)?;
-        self.block(self.remote.put(&path, value.to_vec().into())).map(drop).map_err(|e| failed("set", key, e))
+        self.block(self.put(key, value.to_vec()))
+    }
+
+    fn set_owned(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        self.block(self.put(key, value))
+    }
+
+    /// Up to [`CONCURRENCY`] requests at once; on an error the others already sent stay written.
+    fn set_many(&self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
+        self.block(
+            futures::stream::iter(values.into_iter().map(|(key, value)| async move { self.put(&key, value).await }))
+                .buffer_unordered(CONCURRENCY)
+                .try_collect::<()>(),
+        )
     }
 
     /// Read, patch and write back each object whole; every write is checked first, so a batch
@@ -205,24 +304,25 @@ impl WritableStore for ObjectStore {
         }
     }
 
+    /// In batches (S3's `DeleteObjects`, up to 1000 keys a request).
+    fn erase_values(&self, keys: &[&str]) -> Result<(), StoreError> {
+        let paths = keys.iter().map(|key| self.path(key)).collect::<Result<Vec<_>, _>>()?;
+        let stream = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+        // S3 counts a key that is not there as deleted.
+        let erased = self.block(self.remote.delete_stream(stream).try_collect::<Vec<_>>());
+        erased.map(drop).map_err(|e| failed("erase", keys.first().copied().unwrap_or_default(), e))
+    }
+
+    /// One listing, then [`WritableStore::erase_values`].
     fn erase_prefix(&self, prefix: &str) -> Result<(), StoreError> {
-        for key in self.list_prefix(prefix)? {
-            self.erase(&key)?;
-        }
-        Ok(())
+        let keys = self.list_prefix(prefix)?;
+        self.erase_values(&keys.iter().map(String::as_str).collect::<Vec<_>>())
     }
 }
 
 impl ListableStore for ObjectStore {
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let folder = self.folder(prefix)?;
-        let listed: Vec<_> = self
-            .block(self.remote.list(folder.as_ref()).try_collect::<Vec<_>>())
-            .map_err(|e| failed("list", prefix, e))?;
-        let mut keys: Vec<String> =
-            listed.iter().filter_map(|meta| self.key_of(&meta.location)).filter(|k| k.starts_with(prefix)).collect();
-        keys.sort();
-        Ok(keys)
+        Ok(self.list_prefix_sized(prefix)?.into_iter().map(|(key, _)| key).collect())
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing, StoreError> {
@@ -237,12 +337,16 @@ impl ListableStore for ObjectStore {
         };
         let mut keys: Vec<String> = listed.objects.iter().filter_map(|m| name(&m.location)).collect();
         // A server that keeps folders (SeaweedFS's filer) lists one whose last key was erased:
-        // a prefix counts only while some object is under it (one short listing each, 16 at once).
+        // a prefix counts only while some object is under it (a listing of one key for each).
         let remote = &self.remote;
         let occupied = self.block(
             futures::stream::iter(listed.common_prefixes.iter())
-                .map(|p| async move { remote.list(Some(p)).try_next().await.map(|first| first.map(|_| p.clone())) })
-                .buffer_unordered(16)
+                .map(|p| async move {
+                    let options = PaginatedListOptions { max_keys: Some(1), ..PaginatedListOptions::default() };
+                    let page = remote.list_paginated(Some(&format!("{p}/")), options).await?;
+                    Ok::<_, object_store::Error>((!page.result.objects.is_empty()).then(|| p.clone()))
+                })
+                .buffer_unordered(CONCURRENCY)
                 .try_collect::<Vec<_>>(),
         );
         let occupied = occupied.map_err(|e| failed("list", prefix, e))?;
@@ -254,6 +358,21 @@ impl ListableStore for ObjectStore {
 }
 
 impl Store for ObjectStore {
+    /// Sizes come with the listing: no request per key.
+    fn list_prefix_sized(&self, prefix: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let folder = self.folder(prefix)?;
+        let listed: Vec<_> = self
+            .block(self.remote.list(folder.as_ref()).try_collect::<Vec<_>>())
+            .map_err(|e| failed("list", prefix, e))?;
+        let mut sized: Vec<(String, u64)> = listed
+            .iter()
+            .filter_map(|meta| self.key_of(&meta.location).map(|key| (key, meta.size)))
+            .filter(|(key, _)| key.starts_with(prefix))
+            .collect();
+        sized.sort();
+        Ok(sized)
+    }
+
     fn capabilities(&self) -> StoreCapabilities {
         StoreCapabilities {
             readable: true,
