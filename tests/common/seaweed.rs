@@ -139,6 +139,10 @@ impl Weed {
             // No fixed ports (its Iceberg and Lance servers), no reports to seaweedfs.com.
             .args(["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"])
             .stdout(Stdio::null())
+            // SeaweedFS turns on authentication when it finds AWS_ACCESS_KEY_ID (which
+            // `set_env` puts in this process): the readiness probe below is unsigned.
+            .env_clear()
+            .envs(std::env::vars_os().filter(|(name, _)| !name.to_string_lossy().starts_with("AWS_")))
             .stderr(Stdio::from(
                 std::fs::OpenOptions::new()
                     .create(true)
