@@ -24,6 +24,7 @@
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 
 #[path = "common/transfer.rs"]
+#[expect(dead_code, reason = "the round trips check exports themselves")]
 mod transfer;
 
 use transfer::{round_trips, At};

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 #[path = "harness.rs"]
-mod harness;
+pub mod harness;
 
 use harness::{compare, python, run, REPO};
 
@@ -60,6 +60,20 @@ pub fn fixtures() -> &'static Fixtures {
             .collect();
         Fixtures { dir, manifest, by_name }
     })
+}
+
+impl Fixtures {
+    /// The folder or archive of the fixture `name`.
+    pub fn source(&self, name: &str) -> PathBuf {
+        let fixture = self.by_name.get(name).unwrap_or_else(|| panic!("no fixture {name} in the manifest"));
+        self.dir.join(text(fixture, "source"))
+    }
+
+    /// zarr-python and tensorstore read the fixture `name` from each of `roots` (folders, `.zip`
+    /// archives, `s3://` locators) as the manifest describes it (`transfer_check.py check`).
+    pub fn check(&self, name: &str, roots: &[&str]) -> Result<(), String> {
+        run(script("transfer_check.py").arg("check").arg(&self.manifest).arg(name).args(roots)).map(drop)
+    }
 }
 
 fn work_root() -> PathBuf {

@@ -6,9 +6,10 @@ Usage:
     transfer_check.py check MANIFEST FIXTURE ROOT [ROOT ...] [--source]
     transfer_check.py unzip ZIP DEST [PREFIX]
 
-`check` reads every node of the fixture FIXTURE (its name in MANIFEST) from each ROOT, a folder
-or a `.zip` archive holding a Zarr v3 hierarchy at its root (what `zarrdb export` writes), and
-compares with the manifest:
+`check` reads every node of the fixture FIXTURE (its name in MANIFEST) from each ROOT, a folder,
+a `.zip` archive or an `s3://bucket/prefix` (on the server AWS_ENDPOINT names, zarr-python through
+obstore, tensorstore through its s3 kvstore) holding a Zarr v3 hierarchy at its root (what
+`zarrdb export` writes), and compares with the manifest:
   * groups: zarr-python opens the group; its attributes and its explicit children (zarr-python
     lists only children with a metadata document) equal the manifest's;
   * implicit groups: zarr-python finds no group there (no zarr.json), yet the arrays below open;
@@ -64,7 +65,14 @@ class Root:
     """One hierarchy to read: a folder or a zip archive, a prefix inside it, a Zarr format."""
 
     def __init__(self, location, prefix, zarr_format):
-        self.location = os.path.abspath(location)
+        self.is_s3 = location.startswith("s3://")
+        if self.is_s3:
+            # s3://bucket/prefix: the bucket, and the prefix in front of the hierarchy's.
+            self.bucket, _, outer = location[len("s3://"):].partition("/")
+            prefix = outer.strip("/") + "/" + prefix
+            self.location = location
+        else:
+            self.location = os.path.abspath(location)
         self.is_zip = location.endswith(".zip")
         self.prefix = prefix.strip("/")
         self.zarr_format = zarr_format
@@ -78,7 +86,12 @@ class Root:
     def zarr_store(self):
         from zarr.storage import LocalStore, ZipStore
         if self._store is None:
-            self._store = ZipStore(self.location, mode="r") if self.is_zip else LocalStore(self.location, read_only=True)
+            if self.is_s3:
+                self._store = s3_store(self.bucket, "", read_only=True)
+            elif self.is_zip:
+                self._store = ZipStore(self.location, mode="r")
+            else:
+                self._store = LocalStore(self.location, read_only=True)
         return self._store
 
     def close(self):
@@ -87,12 +100,32 @@ class Root:
 
     def tensorstore_spec(self, path):
         key = self.key(path)
-        if self.is_zip:
+        if self.is_s3:
+            kvstore = s3_kvstore(self.bucket, key + "/")
+        elif self.is_zip:
             kvstore = {"driver": "zip", "base": {"driver": "file", "path": self.location},
                        "path": key + "/" if key else ""}
         else:
             kvstore = {"driver": "file", "path": os.path.join(self.location, key) + "/"}
         return {"driver": "zarr3" if self.zarr_format == 3 else "zarr", "kvstore": kvstore}
+
+
+def s3_store(bucket, prefix, read_only):
+    """zarr-python's store for s3://bucket/prefix on the server the AWS_* variables name (the
+    tests' SeaweedFS), through obstore."""
+    from obstore.store import S3Store
+    from zarr.storage import ObjectStore
+    remote = S3Store(bucket, prefix=prefix or None, endpoint=os.environ["AWS_ENDPOINT"],
+                     region=os.environ["AWS_REGION"], access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+                     secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"], virtual_hosted_style_request=False,
+                     client_options={"allow_http": True})
+    return ObjectStore(remote, read_only=read_only)
+
+
+def s3_kvstore(bucket, path):
+    """tensorstore's kvstore for s3://bucket/path on the same server (credentials from AWS_*)."""
+    return {"driver": "s3", "bucket": bucket, "path": path, "endpoint": os.environ["AWS_ENDPOINT"],
+            "aws_region": os.environ["AWS_REGION"], "aws_credentials": {"type": "environment"}}
 
 
 def zip_rules(location):
