@@ -47,7 +47,8 @@ fn the_server_killed_mid_import_leaves_the_database_unchanged() {
     });
     let started = Instant::now();
     let error = db.copy_from(Arc::new(ObjectStore::open(&remote).unwrap()), "/", &options).unwrap_err();
-    assert_eq!(*windows.lock().unwrap(), 1, "the server died after the first window");
+    // (The copy reads a window while writing the one before: the kill may come after two.)
+    assert!(*windows.lock().unwrap() < 3, "the server died before the last window");
     assert!(started.elapsed() < Duration::from_secs(60), "retries are bounded");
     let message = error.to_string();
     assert!(message.contains("s3") && message.contains("many/a/c/"), "the error names the store and key: {message}");

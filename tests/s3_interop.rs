@@ -9,7 +9,8 @@
 //!   (`transfer_check.py`).
 //! * zarr-python writes one hierarchy into a folder and into the bucket (`s3_write.py`, v3 and
 //!   v2); `zarrdb import` of the bucket gives a database equal (`zarrdb diff`) to the import of the
-//!   folder.
+//!   folder, and `tree`, `cat` and `check` read the bucket as they read the folder (a v2 one as the
+//!   v3 hierarchy an import would make).
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 
@@ -66,5 +67,14 @@ fn a_hierarchy_zarr_python_wrote_to_s3_imports_as_from_a_folder() {
         assert_eq!(ok_text(&["diff", from_folder, from_bucket]), "", "v{format}: the two imports differ");
         let tree = ok_text(&["tree", from_bucket]);
         assert!(tree.contains("deeper") && tree.contains("zero_d"), "v{format}: {tree}");
+        // Read where it lies, v2 included (as the v3 hierarchy an import would make).
+        let folder = folder.to_str().unwrap();
+        assert_eq!(ok_text(&["tree", &remote]), ok_text(&["tree", folder]), "v{format}: tree");
+        for array in ["/t", "/s", "/inner/deeper/u"] {
+            let region = if array == "/inner/deeper/u" { ":,1:4" } else { "3:9,0:20" };
+            let cat = |at: &str| ok_text(&["cat", at, array, "--region", region, "--json"]);
+            assert_eq!(cat(&remote), cat(folder), "v{format}: cat {array}");
+        }
+        assert!(ok_text(&["check", &remote]).contains(": 0 problems"), "v{format}: check");
     }
 }

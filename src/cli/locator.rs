@@ -120,14 +120,17 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
     match parse(locator)? {
         (Kind::Directory, path) => {
             let plain = Arc::new(DirectoryStore::open(path)?);
-            Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
+            Ok(Opened { store: v3_or_converted(path, plain, || ConvertedStore::open(path))?, _database: None })
         }
         (Kind::Zip, path) => {
             let plain = Arc::new(ZipStore::open(path)?);
-            Ok(Opened { store: v3_or_converted(path, plain)?, _database: None })
+            Ok(Opened { store: v3_or_converted(path, plain, || ConvertedStore::open(path))?, _database: None })
         }
-        // Zarr v3 as it is in the bucket (older layouts there: import them through a folder).
-        (Kind::Object, locator) => Ok(Opened { store: Arc::new(ObjectStore::open(locator)?), _database: None }),
+        (Kind::Object, locator) => {
+            let plain: Arc<dyn Store> = Arc::new(ObjectStore::open(locator)?);
+            let store = v3_or_converted(locator, plain.clone(), || ConvertedStore::over(plain))?;
+            Ok(Opened { store, _database: None })
+        }
         (Kind::Database(backend), path) => {
             // Read-only: inspecting a database never changes its files (and works on read-only media).
             // A read-only redb database gets a small cache (`DatabaseBuilder::redb_cache_size`).
@@ -205,14 +208,18 @@ pub(crate) fn refuse_older_layouts(path: &str, store: &DirectoryStore) -> CliRes
     }
 }
 
-/// A folder or zip archive as it is when it holds Zarr v3; otherwise the v3 view of it that an
-/// import would write (Zarr v2, a v1 array, the 2020 draft), with a note on stderr; and an error
+/// A folder, zip archive or bucket as it is when it holds Zarr v3; otherwise the v3 view of it
+/// that an import would write (Zarr v2, a v1 array, the 2020 draft), with a note on stderr; and an error
 /// when it holds no Zarr hierarchy at all, rather than an empty implicit group.
-fn v3_or_converted(path: &str, plain: Arc<dyn Store>) -> Result<Arc<dyn Store>, CliError> {
+fn v3_or_converted(
+    path: &str,
+    plain: Arc<dyn Store>,
+    converted: impl FnOnce() -> Result<ConvertedStore, Error>,
+) -> Result<Arc<dyn Store>, CliError> {
     if plain.size("zarr.json")?.is_some() {
         return Ok(plain);
     }
-    match ConvertedStore::open(path) {
+    match converted() {
         // v3 without a root document: its root is an implicit group, read as it is.
         Ok(converted) if converted.layout() == "Zarr v3" => Ok(plain),
         Ok(converted) => {

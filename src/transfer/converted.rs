@@ -1,4 +1,4 @@
-//! A read-only view of a folder or zip archive as the import would write it: Zarr v2, a v1 array
+//! A read-only view of a folder, zip archive or store as the import would write it: Zarr v2, a v1 array
 //! or the 2020 draft appear as Zarr v3, so `zarrdb tree`, `info`, `cat` and `check` read them
 //! without importing. The import plan (`plan/`) gives the v3 document of every node and the
 //! source key of every chunk; documents are held in memory, chunk values are read from the
@@ -7,10 +7,11 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::import::prepare;
 use super::options::ImportOptions;
-use super::source::{self, Source};
+use super::source::{self, Source, StoreSource};
 use crate::error::{Error, StoreError};
 use crate::key::path::NodePath;
 use crate::key::validate_key;
@@ -65,7 +66,16 @@ impl ConvertedStore {
     /// Zarr hierarchy is [`crate::error::PlanError::NoHierarchy`], metadata an import would refuse is
     /// that import's error.
     pub fn open(path: impl AsRef<Path>) -> Result<ConvertedStore, Error> {
-        let source = source::open_path(path.as_ref())?;
+        Self::planned(source::open_path(path.as_ref())?)
+    }
+
+    /// [`ConvertedStore::open`] over the keys of any store, such as a bucket
+    /// ([`crate::store::ObjectStore`]).
+    pub fn over(store: Arc<dyn Store>) -> Result<ConvertedStore, Error> {
+        Self::planned(Box::new(StoreSource { store, prefix: String::new() }))
+    }
+
+    fn planned(source: Box<dyn Source + Send>) -> Result<ConvertedStore, Error> {
         let prepared = prepare(source.as_ref(), &NodePath::root(), &ImportOptions::default())?;
         let mut keys = BTreeMap::new();
         for item in prepared.items {

@@ -1,6 +1,6 @@
 //! The copy loop shared by import, export and copy: values are read in windows, in parallel, and
-//! each window is handed to the sink before the next is read, so memory holds one window (at
-//! most [`WINDOW_BYTES`] or one value larger than that), never the dataset.
+//! each window is handed to the sink while the next is read, so memory holds two windows (each
+//! at most [`WINDOW_BYTES`] or one value larger than that), never the dataset.
 
 use super::error::TransferError;
 use super::options::Progress;
@@ -40,36 +40,31 @@ pub(crate) fn run(
         bytes_total: items.iter().map(|i| i.size).sum::<u64>()
             + documents.iter().map(|d| d.1.len() as u64).sum::<u64>(),
     };
-    let mut start = 0;
-    while start < items.len() {
-        let end = window_end(items, start);
-        let window = &items[start..end];
-        let keys: Vec<&str> = window.iter().map(|item| item.from.as_str()).collect();
-        let values = source
-            .read_many(&keys)?
-            .into_iter()
-            .zip(window)
-            .map(|(value, item)| {
-                if value.len() as u64 != item.size {
-                    return Err(TransferError::SourceChanged {
-                        source_path: source.describe(),
-                        key: item.from.clone(),
-                        expected: item.size,
-                        found: value.len() as u64,
-                    }
-                    .into());
-                }
-                Ok((item.to.clone(), value))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        state.values_done += values.len() as u64;
-        state.bytes_done += values.iter().map(|v| v.1.len() as u64).sum::<u64>();
-        sink.put(values)?;
-        if let Some(report) = progress {
-            report(state);
+    // While the sink writes one window, the next is read: network sources (object storage) and
+    // sinks that write files overlap, at the cost of holding two windows.
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let mut pending = (!items.is_empty()).then(|| {
+            let end = window_end(items, 0);
+            (end, read_window(source, &items[..end]))
+        });
+        while let Some((end, values)) = pending.take() {
+            let values = values?;
+            let next = (end < items.len()).then(|| {
+                let next_end = window_end(items, end);
+                (next_end, scope.spawn(move || read_window(source, &items[end..next_end])))
+            });
+            state.values_done += values.len() as u64;
+            state.bytes_done += values.iter().map(|v| v.1.len() as u64).sum::<u64>();
+            sink.put(values)?;
+            if let Some(report) = progress {
+                report(state);
+            }
+            pending = next.map(|(next_end, reading)| {
+                (next_end, reading.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            });
         }
-        start = end;
-    }
+        Ok(())
+    })?;
     state.values_done += documents.len() as u64;
     state.bytes_done += documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
     if !documents.is_empty() {
@@ -80,6 +75,29 @@ pub(crate) fn run(
         report(state);
     }
     Ok((state.values_done, state.bytes_done))
+}
+
+/// The values of a window's items, under their destination keys, each checked against the size
+/// it was listed with.
+fn read_window(source: &dyn Source, window: &[Item]) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let keys: Vec<&str> = window.iter().map(|item| item.from.as_str()).collect();
+    source
+        .read_many(&keys)?
+        .into_iter()
+        .zip(window)
+        .map(|(value, item)| {
+            if value.len() as u64 != item.size {
+                return Err(TransferError::SourceChanged {
+                    source_path: source.describe(),
+                    key: item.from.clone(),
+                    expected: item.size,
+                    found: value.len() as u64,
+                }
+                .into());
+            }
+            Ok((item.to.clone(), value))
+        })
+        .collect()
 }
 
 /// The end of the window that starts at `start`: at least one value, then up to the limits.
