@@ -13,7 +13,7 @@ use std::sync::{Arc, Barrier};
 
 use cli::{ok_text, zarrdb};
 use zarrdb::error::TransferError;
-use zarrdb::store::{ListableStore, ObjectStore, WritableStore};
+use zarrdb::store::{ListableStore, ObjectStore, ReadableStore, WritableStore};
 use zarrdb::{Array, ArrayMetadata, DataType, Database, Error, ExportOptions};
 
 /// A database at `path` with a sharded array, a zstd array and an implicit group; `seed` varies
@@ -151,4 +151,27 @@ fn two_exports_racing_for_one_place_one_wins() {
         assert_eq!(s, (0..40).map(|i| i * i32::from(seed)).collect::<Vec<_>>());
     }
     assert!(busy > 0, "the exports started together, yet no loser ever met a claim");
+}
+
+/// An implicit group exported gets an empty group document as its root (the last write, through
+/// which readers find the hierarchy); importing from a place that holds nothing is an error.
+#[test]
+fn an_implicit_group_gets_a_root_document_and_nothing_imports_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.zarrdb");
+    drop(database(&path, 2));
+    let remote = seaweed::bucket("implicit");
+    ok_text(&["export", path.to_str().unwrap(), &remote, "--node", "/implicit"]);
+    let root = ObjectStore::open(&remote).unwrap().get("zarr.json").unwrap().expect("a root document");
+    assert!(zarrdb::GroupMetadata::from_json(&root).is_ok(), "{}", String::from_utf8_lossy(&root));
+    let s: Arc<dyn zarrdb::Store> = Arc::new(ObjectStore::open(&remote).unwrap());
+    assert_eq!(Array::open(s, "/s").unwrap().read_all::<i32>().unwrap(), (0..40).map(|i| i * 2).collect::<Vec<_>>());
+
+    let nothing = seaweed::bucket("nothing");
+    let target = dir.path().join("target.zarrdb");
+    let refused = zarrdb(&["import", &nothing, target.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("no Zarr hierarchy") || stderr.contains("no zarr"), "{stderr}");
+    assert!(!target.exists());
 }

@@ -87,6 +87,7 @@ fn invalid_keys(store: &dyn Store) {
 
 fn partial_reads(store: &dyn Store) {
     store.set("v", b"0123456789").unwrap();
+    store.set("empty", b"").unwrap();
     let got = store
         .get_partial_values(&[
             ("v", ByteRange::FromStart { offset: 2, length: Some(3) }),
@@ -94,10 +95,22 @@ fn partial_reads(store: &dyn Store) {
             ("v", ByteRange::Suffix(4)),
             ("missing", ByteRange::Suffix(1)),
             ("v", ByteRange::FromStart { offset: 10, length: Some(0) }),
+            // Ranges that start at the end are empty, not out of bounds.
+            ("v", ByteRange::FromStart { offset: 10, length: None }),
+            ("empty", ByteRange::FromStart { offset: 0, length: None }),
+            ("v", ByteRange::Suffix(10)),
         ])
         .unwrap();
-    let want: Vec<Option<Vec<u8>>> =
-        vec![Some(b"234".to_vec()), Some(b"789".to_vec()), Some(b"6789".to_vec()), None, Some(Vec::new())];
+    let want: Vec<Option<Vec<u8>>> = vec![
+        Some(b"234".to_vec()),
+        Some(b"789".to_vec()),
+        Some(b"6789".to_vec()),
+        None,
+        Some(Vec::new()),
+        Some(Vec::new()),
+        Some(Vec::new()),
+        Some(b"0123456789".to_vec()),
+    ];
     assert_eq!(got, want);
     for bad in [
         ByteRange::FromStart { offset: 8, length: Some(3) },

@@ -107,6 +107,19 @@ pub enum TransferError {
         /// What was found.
         reason: &'static str,
     },
+    /// The export to object storage is complete, but its claim could not be removed (the server
+    /// failed at the very end): the next export there is refused until it overwrites.
+    #[error(
+        "export to \"{destination}\" is complete, but its claim __zarrdb/export could not be removed \
+         (the next export there needs overwrite): {source}"
+    )]
+    ClaimLeft {
+        /// The destination's locator.
+        destination: String,
+        /// Why the claim was not removed.
+        #[source]
+        source: Box<crate::Error>,
+    },
     /// The database already holds something where the import would land.
     #[error("cannot import or copy to {node}: {reason}")]
     NodeOccupied {

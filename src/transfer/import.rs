@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::error::TransferError;
 use super::options::{ImportOptions, ImportReport};
 use super::plan::{self, PlanError};
-use super::run::{run, Item};
+use super::run::{listed_bytes, run, Item};
 use super::sink::{DbSink, Sink, StoreSink};
 use super::source::{self, Source, StoreSource};
 use crate::db::Database;
@@ -45,8 +45,7 @@ impl Database {
     fn take_in(&self, source: &dyn Source, options: &ImportOptions) -> Result<ImportReport, Error> {
         let at = NodePath::parse(&options.at)?;
         let prepared = prepare(source, &at, options)?;
-        let bytes = prepared.items.iter().map(|i| i.size).sum::<u64>()
-            + prepared.documents.iter().map(|d| d.1.len() as u64).sum::<u64>();
+        let bytes = listed_bytes(&prepared.items, &prepared.documents);
         let bulk = self.begin_bulk(bytes)?;
         let parents = claim(bulk.before().as_ref(), &at)?;
         finish(source, prepared, parents, Box::new(DbSink(bulk)), options)

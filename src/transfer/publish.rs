@@ -1,8 +1,9 @@
 //! Publishing: a node of a database, read from one snapshot, to object storage, where nothing
 //! makes several keys change at once. The order of the writes stands in for a commit: every
 //! chunk, then every metadata document below the root, then the root's `zarr.json` last, written
-//! only if absent. Readers find a hierarchy through its root document, so until that one
-//! request succeeds they find none, and after it a complete one.
+//! only if absent (an implicit group gets an empty group document for it). Readers find a
+//! hierarchy through its root document, so until that one request succeeds they find none, and
+//! after it a complete one.
 //!
 //! Two exports to one place must not interleave, so an export first claims the place: it creates
 //! `__zarrdb/export` there with a conditional request (`If-None-Match: *`) that the server lets
@@ -22,7 +23,7 @@ use super::sink::StoreSink;
 use super::source::Source;
 use crate::db::Database;
 use crate::error::Error;
-use crate::metadata::METADATA_KEY;
+use crate::metadata::{GroupMetadata, METADATA_KEY};
 use crate::store::{ListableStore, ObjectStore, ReadableStore, WritableStore};
 
 /// The key of an export's claim, under the destination's prefix (in the engine's reserved
@@ -32,6 +33,9 @@ const CLAIM_KEY: &str = "__zarrdb/export";
 /// The most of a claim found at the destination that an error message repeats: it is whatever
 /// the bucket holds.
 const CLAIM_SHOWN: usize = 200;
+
+/// The largest claim read; ours are about 100 bytes.
+const CLAIM_MAX: u64 = 4096;
 
 impl Database {
     /// Export the node `options.node` (default the root) with everything below it to object
@@ -66,25 +70,34 @@ impl Database {
             let stored = planned.source.read_many(&keys)?;
             let mut documents: Vec<(String, Vec<u8>)> =
                 documents.into_iter().map(|item| item.to).zip(stored).chain(planned.documents).collect();
-            let root = documents.iter().position(|(key, _)| key == METADATA_KEY).map(|at| documents.remove(at));
+            // The root document is the commit point. An implicit group (no document of its own)
+            // gets an empty group document: readers (zarr-python) find a hierarchy only through one.
+            let root = match documents.iter().position(|(key, _)| key == METADATA_KEY) {
+                Some(at) => documents.remove(at).1,
+                None => GroupMetadata::default().to_json_bytes(),
+            };
             let sink = Box::new(StoreSink(destination));
-            let (mut values, mut bytes) = run(&planned.source, &chunks, documents, sink, options.progress.as_deref())?;
-            if let Some((_, root)) = root {
-                claim.check()?;
-                if !destination.create(METADATA_KEY, &root)? {
-                    return Err(Error::from(TransferError::DestinationTaken {
-                        destination: destination.locator().to_owned(),
-                        reason: "a root zarr.json appeared there while this export ran",
-                    }));
-                }
-                values += 1;
-                bytes += root.len() as u64;
+            let (values, bytes) = run(&planned.source, &chunks, documents, sink, options.progress.as_deref())?;
+            claim.check()?;
+            if !destination.create(METADATA_KEY, &root)? {
+                return Err(Error::from(TransferError::DestinationTaken {
+                    destination: destination.locator().to_owned(),
+                    reason: "a root zarr.json appeared there while this export ran",
+                }));
             }
-            Ok(ExportReport { values, bytes, consolidated: planned.consolidated })
+            Ok(ExportReport {
+                values: values + 1,
+                bytes: bytes + root.len() as u64,
+                consolidated: planned.consolidated,
+            })
         })();
         let released = claim.release();
         let report = published?;
-        released?;
+        // Published, yet the claim is still there: the next export would be refused.
+        released.map_err(|source| TransferError::ClaimLeft {
+            destination: destination.locator().to_owned(),
+            source: Box::new(source),
+        })?;
         Ok(report)
     }
 }
@@ -126,9 +139,10 @@ impl<'a> Claim<'a> {
         .expect("a JSON document of plain values");
         if !store.create(CLAIM_KEY, &written)? {
             if !overwrite {
-                let holder = match store.get(CLAIM_KEY)? {
-                    Some(found) => describe(&found),
-                    None => "whose claim is gone now".to_owned(),
+                let holder = match read_claim(store)? {
+                    Found::Absent => "whose claim is gone now".to_owned(),
+                    Found::Claim(found) => describe(&found),
+                    Found::TooLarge(size) => format!("an object of {size} bytes in the claim's place"),
                 };
                 return Err(TransferError::DestinationBusy { destination: store.locator().to_owned(), holder }.into());
             }
@@ -139,7 +153,7 @@ impl<'a> Claim<'a> {
 
     /// Fail if the claim is no longer this export's.
     fn check(&self) -> Result<(), Error> {
-        if self.store.get(CLAIM_KEY)?.as_deref() == Some(&self.written[..]) {
+        if self.is_there()? {
             return Ok(());
         }
         Err(TransferError::DestinationTaken {
@@ -151,11 +165,34 @@ impl<'a> Claim<'a> {
 
     /// Remove the claim if it is still this export's.
     fn release(self) -> Result<(), Error> {
-        if self.store.get(CLAIM_KEY)?.as_deref() == Some(&self.written[..]) {
+        if self.is_there()? {
             self.store.erase(CLAIM_KEY)?;
         }
         Ok(())
     }
+
+    /// Whether the claim at the destination is this one.
+    fn is_there(&self) -> Result<bool, Error> {
+        Ok(matches!(read_claim(self.store)?, Found::Claim(found) if found == self.written))
+    }
+}
+
+/// What is in a claim's place.
+enum Found {
+    Absent,
+    Claim(Vec<u8>),
+    /// An object larger than any claim, left unread (its size).
+    TooLarge(u64),
+}
+
+/// The claim at a destination, read only when it is small: the place holds whatever the bucket
+/// holds.
+fn read_claim(store: &ObjectStore) -> Result<Found, Error> {
+    let Some(size) = store.size(CLAIM_KEY)? else { return Ok(Found::Absent) };
+    if size > CLAIM_MAX {
+        return Ok(Found::TooLarge(size));
+    }
+    Ok(store.get(CLAIM_KEY)?.map_or(Found::Absent, Found::Claim))
 }
 
 /// A claim found at a destination, in words: its fields when it is one of ours, else the start

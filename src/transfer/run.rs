@@ -37,8 +37,7 @@ pub(crate) fn run(
         values_done: 0,
         values_total: (items.len() + documents.len()) as u64,
         bytes_done: 0,
-        bytes_total: items.iter().map(|i| i.size).sum::<u64>()
-            + documents.iter().map(|d| d.1.len() as u64).sum::<u64>(),
+        bytes_total: listed_bytes(items, &documents),
     };
     // While the sink writes one window, the next is read: network sources (object storage) and
     // sinks that write files overlap, at the cost of holding two windows.
@@ -77,6 +76,19 @@ pub(crate) fn run(
     Ok((state.values_done, state.bytes_done))
 }
 
+/// The bytes of `items` as listed and of `documents`: sizes listed by a remote store are what it
+/// says, so the sum saturates rather than overflows.
+pub(crate) fn listed_bytes(items: &[Item], documents: &[(String, Vec<u8>)]) -> u64 {
+    let sizes = items.iter().map(|i| i.size).chain(documents.iter().map(|d| d.1.len() as u64));
+    sizes.fold(0u64, u64::saturating_add)
+}
+
+/// How many of `n` values each thread takes when a batch is split evenly over rayon's threads
+/// (one `get_many` or `set_many` each).
+pub(crate) fn share(n: usize) -> usize {
+    n.div_ceil(rayon::current_num_threads()).max(1)
+}
+
 /// The values of a window's items, under their destination keys, each checked against the size
 /// it was listed with.
 fn read_window(source: &dyn Source, window: &[Item]) -> Result<Vec<(String, Vec<u8>)>, Error> {
@@ -104,9 +116,11 @@ fn read_window(source: &dyn Source, window: &[Item]) -> Result<Vec<(String, Vec<
 fn window_end(items: &[Item], start: usize) -> usize {
     let mut bytes = 0u64;
     let mut end = start;
-    while end < items.len() && end - start < WINDOW_VALUES && (end == start || bytes + items[end].size <= WINDOW_BYTES)
+    while end < items.len()
+        && end - start < WINDOW_VALUES
+        && (end == start || bytes.saturating_add(items[end].size) <= WINDOW_BYTES)
     {
-        bytes += items[end].size;
+        bytes = bytes.saturating_add(items[end].size);
         end += 1;
     }
     end

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::error::{io_error, TransferError};
+use super::run::share;
 use crate::db::BulkWrite;
 use crate::error::Error;
 use crate::key::untrusted as key;
@@ -248,7 +249,7 @@ pub(crate) struct StoreSink<'a>(pub &'a dyn Store);
 impl Sink for StoreSink<'_> {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), Error> {
         // One set_many per thread, each over its share (as `StoreSource::read_many` reads).
-        let share = values.len().div_ceil(rayon::current_num_threads()).max(1);
+        let share = share(values.len());
         let mut parts = Vec::new();
         let mut values = values.into_iter().peekable();
         while values.peek().is_some() {

@@ -257,7 +257,7 @@ impl Source for StoreSource {
     /// over its share of the keys: a local store reads on every core, object storage also keeps
     /// many requests in flight on each.
     fn read_many(&self, keys: &[&str]) -> Result<Vec<Vec<u8>>, Error> {
-        let share = keys.len().div_ceil(rayon::current_num_threads()).max(1);
+        let share = super::run::share(keys.len());
         let full: Vec<String> = keys.iter().map(|key| format!("{}{key}", self.prefix)).collect();
         let full: Vec<&str> = full.iter().map(String::as_str).collect();
         let parts = full.par_chunks(share).map(|part| self.store.get_many(part)).collect::<Result<Vec<_>, _>>()?;

@@ -10,7 +10,8 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The shared server of a test binary (the `AWS_*` variables say where).
@@ -83,7 +84,9 @@ pub struct Weed {
     pub s3: u16,
     ports: [u16; 3],
     data: PathBuf,
-    pid: i32,
+    /// The running server's PID, 0 once it ended (set by the thread that waits for it, so a
+    /// kill never reaches a recycled PID).
+    pid: Arc<AtomicI32>,
 }
 
 impl Weed {
@@ -91,7 +94,7 @@ impl Weed {
     pub fn start() -> Result<Weed, String> {
         let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
         let ports = [free_port(), free_port(), free_port()];
-        let mut weed = Weed { s3: free_port(), ports, data, pid: 0 };
+        let mut weed = Weed { s3: free_port(), ports, data, pid: Arc::new(AtomicI32::new(0)) };
         weed.restart()?;
         Ok(weed)
     }
@@ -113,10 +116,11 @@ impl Weed {
     /// Kill the server now (SIGKILL by its PID: it ignores SIGTERM for seconds) and wait until
     /// its S3 port is closed.
     pub fn kill(&mut self) {
-        if self.pid > 0 {
-            // SAFETY: kill(2) with a PID this harness started and has not seen exit.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            self.pid = 0;
+        let pid = self.pid.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) with a PID this harness started and has not seen end (its waiting
+            // thread zeroes it when it does).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
             let deadline = Instant::now() + Duration::from_secs(10);
             while TcpStream::connect(("127.0.0.1", self.s3)).is_ok() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
@@ -161,6 +165,7 @@ impl Weed {
             });
         }
         let (started, exited) = std::sync::mpsc::channel::<Result<i32, String>>();
+        let running = self.pid.clone();
         // The spawning thread lives as long as the server may: it kills the server by PID after 30
         // minutes, and its end (with the process) takes the server down (PR_SET_PDEATHSIG). It says
         // when the server could not start or ended early.
@@ -169,20 +174,23 @@ impl Weed {
                 Ok(child) => child,
                 Err(e) => return drop(started.send(Err(format!("cannot start weed: {e}")))),
             };
+            running.store(child.id() as i32, Ordering::SeqCst);
             let _ = started.send(Ok(child.id() as i32));
             let deadline = Instant::now() + Duration::from_secs(30 * 60);
             while Instant::now() < deadline {
                 if let Ok(Some(status)) = child.try_wait() {
+                    running.store(0, Ordering::SeqCst);
                     return drop(started.send(Err(format!("weed server ended: {status}"))));
                 }
                 std::thread::sleep(Duration::from_millis(200));
             }
             let _ = child.kill();
             let _ = child.wait();
+            running.store(0, Ordering::SeqCst);
         });
         let log = self.data.join("weed.log");
         let failed = |why: String| format!("{why} (SeaweedFS's log: {})", log.display());
-        self.pid = exited.recv().map_err(|e| failed(e.to_string()))?.map_err(failed)?;
+        exited.recv().map_err(|e| failed(e.to_string()))?.map_err(failed)?;
         let deadline = Instant::now() + Duration::from_secs(90);
         // Ready when an object can be written: the S3 port answers before the volume server has
         // joined, and writes fail with 500 until it has. The bucket is created once (a second

@@ -9,10 +9,10 @@
 //! Partial writes are a read of the whole object and a write of it back.
 //!
 //! Requests that fail for a passing reason (a dropped connection, a server error, a throttle) are
-//! retried with exponential backoff for up to [`RETRY_SECONDS`] seconds (10 retries at most),
+//! retried with exponential backoff for up to 60 seconds (10 retries at most),
 //! or as long as `ZARRDB_S3_RETRY_SECONDS` says; then the error is returned. Batches
 //! ([`ReadableStore::get_many`], [`WritableStore::set_many`], the ranges of one
-//! `get_partial_values`) keep up to [`CONCURRENCY`] requests in flight.
+//! `get_partial_values`) keep up to 32 requests in flight.
 //!
 //! The store runs its requests on a runtime of its own and blocks the calling thread: it must
 //! not be used, or dropped, from inside an asynchronous task of another tokio runtime (tokio
@@ -36,10 +36,10 @@ const NAME: &str = "s3";
 
 /// How long a request is retried by default, in seconds (object_store's own default is three
 /// minutes, long for a command whose server is gone).
-pub const RETRY_SECONDS: u64 = 60;
+pub(crate) const RETRY_SECONDS: u64 = 60;
 
 /// Requests in flight at once per batch.
-pub const CONCURRENCY: usize = 32;
+pub(crate) const CONCURRENCY: usize = 32;
 
 /// A Zarr store in a bucket, under a prefix.
 ///
@@ -180,10 +180,17 @@ impl ObjectStore {
                 found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
+            // A failure that is no refusal of the range (the server gone after the retries) is
+            // returned as it is, without another round of retries for the size.
+            Err(e) if !refused_range(&e) => Err(failed("get", key, e)),
             Err(e) => match self.remote_size(key, &path).await? {
                 None => Ok(None),
-                Some(len) if range.resolve(len).is_none() => Err(out_of_bounds(len)),
-                Some(_) => Err(failed("get", key, e)),
+                Some(len) => match range.resolve(len) {
+                    None => Err(out_of_bounds(len)),
+                    // S3 refuses a range that starts at the end (`bytes=LEN-`); it is empty.
+                    Some(r) if r.is_empty() => Ok(Some(Vec::new())),
+                    Some(_) => Err(failed("get", key, e)),
+                },
             },
         }
     }
@@ -202,13 +209,19 @@ impl ObjectStore {
     }
 
     /// Write `value` under `key` only if no object is there (`If-None-Match: *`, decided by the
-    /// server, so of two writers racing for a key exactly one succeeds); false if one was.
+    /// server, so of two writers racing for a key exactly one succeeds); false if one was. A
+    /// refusal is checked against what is there: a request that succeeded but whose answer was
+    /// lost is retried (object_store retries server errors) and refused by its own write, so
+    /// an object holding exactly `value` counts as created. Callers make their values unique.
     pub(crate) fn create(&self, key: &str, value: &[u8]) -> Result<bool, StoreError> {
         let path = self.path(key)?;
         let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
         match self.block(self.remote.put_opts(&path, value.to_vec().into(), options)) {
             Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(false),
+            Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
+                let Some(len) = self.size(key)? else { return Ok(false) };
+                Ok(len == value.len() as u64 && self.bytes(key)?.as_deref() == Some(value))
+            }
             Err(e) => Err(failed("create", key, e)),
         }
     }
@@ -217,6 +230,19 @@ impl ObjectStore {
     pub fn locator(&self) -> &str {
         &self.locator
     }
+}
+
+/// Whether a failed ranged `GET` is the server refusing the range (416, or an answer that is
+/// not the part asked for), as opposed to a failed request. object_store reports both as
+/// generic errors; its messages name the status or the range.
+fn refused_range(error: &object_store::Error) -> bool {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    ["416", "Range Not Satisfiable", "Content-Range", "partial", "range"].iter().any(|mark| text.contains(mark))
 }
 
 fn failed(operation: &'static str, key: &str, source: impl std::error::Error + Send + Sync + 'static) -> StoreError {
@@ -228,7 +254,7 @@ impl ReadableStore for ObjectStore {
         self.bytes(key)
     }
 
-    /// One ranged request per range, up to [`CONCURRENCY`] at once; a range the object's size
+    /// One ranged request per range, up to 32 at once; a range the object's size
     /// (returned with the data) does not hold is an error, as in every store.
     fn get_partial_values(&self, requests: &[(&str, ByteRange)]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.block(
@@ -243,7 +269,7 @@ impl ReadableStore for ObjectStore {
         self.block(self.remote_size(key, &path))
     }
 
-    /// Up to [`CONCURRENCY`] requests at once.
+    /// Up to 32 requests at once.
     fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.block(futures::stream::iter(keys.iter().map(|key| self.fetch(key))).buffered(CONCURRENCY).try_collect())
     }
@@ -258,7 +284,7 @@ impl WritableStore for ObjectStore {
         self.block(self.put(key, value))
     }
 
-    /// Up to [`CONCURRENCY`] requests at once; on an error the others already sent stay written.
+    /// Up to 32 requests at once; on an error the others already sent stay written.
     fn set_many(&self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         self.block(
             futures::stream::iter(values.into_iter().map(|(key, value)| async move { self.put(&key, value).await }))
