@@ -20,7 +20,7 @@ pub(crate) enum Kind {
     Directory,
     Zip,
     Database(Backend),
-    /// `s3://bucket/prefix`: object storage (the path is the whole locator).
+    /// `s3://bucket/prefix` (or `gs://`, `az://`): object storage (the path is the whole locator).
     Object,
 }
 
@@ -54,7 +54,7 @@ pub(crate) fn same_database(a: &str, b: &str) -> Result<bool, CliError> {
 /// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
 /// file name, so no command creates a database under a misspelled name.
 pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
-    if locator.starts_with("s3://") {
+    if ["s3://", "gs://", "az://"].iter().any(|scheme| locator.starts_with(scheme)) {
         return Ok((Kind::Object, locator));
     }
     if let Some((scheme, path)) = locator.split_once(':') {
@@ -68,7 +68,7 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
             _ if scheme.len() >= 2 && scheme.bytes().all(|b| b.is_ascii_alphanumeric()) => {
                 return Err(CliError::new(format!(
                     "unknown locator scheme \"{scheme}:\" in \"{locator}\": expected dir:, zip:, redb:, lmdb:, \
-                     sled: or s3:// (write ./{locator} for a file whose name holds a colon)"
+                     sled:, s3://, gs:// or az:// (write ./{locator} for a file whose name holds a colon)"
                 )))
             }
             _ => {}

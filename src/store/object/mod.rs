@@ -22,7 +22,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
-use object_store::aws::AmazonS3;
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore as Remote, ObjectStoreExt, PutMode, PutOptions, RetryConfig};
@@ -31,8 +30,8 @@ use crate::error::StoreError;
 use crate::key::validate_key;
 use crate::store::{ByteRange, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, WritableStore};
 
-/// The backend name in errors.
-const NAME: &str = "s3";
+/// The locator schemes: S3 (and S3-compatible servers), Google Cloud Storage, Azure Blob Storage.
+const SCHEMES: [&str; 3] = ["s3", "gs", "az"];
 
 /// How long a request is retried by default, in seconds (object_store's own default is three
 /// minutes, long for a command whose server is gone).
@@ -53,7 +52,11 @@ pub(crate) const CONCURRENCY: usize = 32;
 /// # Ok::<(), zarrdb::Error>(())
 /// ```
 pub struct ObjectStore {
-    remote: Arc<AmazonS3>,
+    remote: Arc<dyn Remote>,
+    /// The same client, for listings of one page.
+    pages: Arc<dyn PaginatedListStore>,
+    /// "s3", "gs" or "az": the scheme, and the backend's name in errors.
+    name: &'static str,
     /// `prefix/` under the bucket, or empty.
     prefix: String,
     /// The locator given, for messages.
@@ -69,12 +72,18 @@ impl std::fmt::Debug for ObjectStore {
 }
 
 impl ObjectStore {
-    /// The store at `s3://bucket[/prefix]`, with credentials and endpoint from the environment.
-    /// Nothing is requested yet: a missing bucket or a server that does not answer shows at the
-    /// first read or write.
+    /// The store at `s3://bucket[/prefix]` (S3 and S3-compatible servers, configured by the
+    /// `AWS_*` variables), `gs://bucket[/prefix]` (Google Cloud Storage, `GOOGLE_*`) or
+    /// `az://container[/prefix]` (Azure Blob Storage, `AZURE_*`), with credentials and endpoint
+    /// from the environment. Only `s3://` is tested here (against SeaweedFS); the other two go
+    /// through the same crate and code. Nothing is requested yet: a missing bucket or a server
+    /// that does not answer shows at the first read or write.
     pub fn open(locator: &str) -> Result<ObjectStore, StoreError> {
         let refuse = |reason: String| StoreError::Open { location: locator.to_owned(), reason, source: None };
-        let rest = locator.strip_prefix("s3://").ok_or_else(|| refuse("not an s3:// locator".into()))?;
+        let (name, rest) = SCHEMES
+            .iter()
+            .find_map(|&name| locator.strip_prefix(name).and_then(|r| r.strip_prefix("://")).map(|r| (name, r)))
+            .ok_or_else(|| refuse("not an s3://, gs:// or az:// locator".into()))?;
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(refuse("no bucket named".into()));
@@ -90,17 +99,35 @@ impl ObjectStore {
             Err(_) => RETRY_SECONDS,
         };
         let retry = RetryConfig { retry_timeout: std::time::Duration::from_secs(retry_seconds), ..Default::default() };
-        let remote = object_store::aws::AmazonS3Builder::from_env()
-            .with_bucket_name(bucket)
-            .with_retry(retry)
-            .build()
-            .map_err(|e| refuse(format!("configuring S3: {e}")))?;
+        let configuring = |e: object_store::Error| refuse(format!("configuring {name}: {e}"));
+        // The three builders share their methods but no trait: one expansion each.
+        macro_rules! client {
+            ($builder:expr) => {{
+                let client = Arc::new($builder.with_retry(retry).build().map_err(configuring)?);
+                (client.clone() as Arc<dyn Remote>, client as Arc<dyn PaginatedListStore>)
+            }};
+        }
+        let (remote, pages) = match name {
+            "s3" => client!(object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket)),
+            "gs" => client!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket)),
+            _ => client!(object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket)),
+        };
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
                 StoreError::Open { location: locator.to_owned(), reason: "starting I/O".into(), source: Some(e) }
             })?;
         let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
-        Ok(ObjectStore { remote: Arc::new(remote), prefix, locator: locator.to_owned(), runtime })
+        Ok(ObjectStore { remote, pages, name, prefix, locator: locator.to_owned(), runtime })
+    }
+
+    /// An error of `operation` on `key`, naming this store's backend.
+    fn failed(
+        &self,
+        operation: &'static str,
+        key: &str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> StoreError {
+        StoreError::Engine { backend: self.name, operation, key: key.to_owned(), source: Box::new(source) }
     }
 
     fn block<T>(&self, f: impl Future<Output = T>) -> T {
@@ -110,7 +137,7 @@ impl ObjectStore {
     /// The object path of a store key (validated).
     fn path(&self, key: &str) -> Result<Path, StoreError> {
         validate_key(key)?;
-        Path::parse(format!("{}{key}", self.prefix)).map_err(|e| failed("key", key, e))
+        Path::parse(format!("{}{key}", self.prefix)).map_err(|e| self.failed("key", key, e))
     }
 
     /// The object path of a listing prefix: everything up to its last `/` (object storage lists
@@ -125,7 +152,7 @@ impl ObjectStore {
         if full.is_empty() {
             return Ok(None);
         }
-        Path::parse(full).map(Some).map_err(|e| failed("list", prefix, e))
+        Path::parse(full).map(Some).map_err(|e| self.failed("list", prefix, e))
     }
 
     /// The store key of an object path under the prefix, if it is one.
@@ -140,9 +167,9 @@ impl ObjectStore {
     async fn fetch(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.path(key)?;
         match self.remote.get(&path).await {
-            Ok(found) => found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e)),
+            Ok(found) => found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| self.failed("get", key, e)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(failed("get", key, e)),
+            Err(e) => Err(self.failed("get", key, e)),
         }
     }
 
@@ -177,19 +204,19 @@ impl ObjectStore {
                 if returned.start != wanted.start as u64 || returned.end != wanted.end as u64 {
                     return Err(out_of_bounds(len));
                 }
-                found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| failed("get", key, e))
+                found.bytes().await.map(|b| Some(b.to_vec())).map_err(|e| self.failed("get", key, e))
             }
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             // A failure that is no refusal of the range (the server gone after the retries) is
             // returned as it is, without another round of retries for the size.
-            Err(e) if !refused_range(&e) => Err(failed("get", key, e)),
+            Err(e) if !refused_range(&e) => Err(self.failed("get", key, e)),
             Err(e) => match self.remote_size(key, &path).await? {
                 None => Ok(None),
                 Some(len) => match range.resolve(len) {
                     None => Err(out_of_bounds(len)),
                     // S3 refuses a range that starts at the end (`bytes=LEN-`); it is empty.
                     Some(r) if r.is_empty() => Ok(Some(Vec::new())),
-                    Some(_) => Err(failed("get", key, e)),
+                    Some(_) => Err(self.failed("get", key, e)),
                 },
             },
         }
@@ -199,13 +226,13 @@ impl ObjectStore {
         match self.remote.head(path).await {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(failed("size", key, e)),
+            Err(e) => Err(self.failed("size", key, e)),
         }
     }
 
     async fn put(&self, key: &str, value: Vec<u8>) -> Result<(), StoreError> {
         let path = self.path(key)?;
-        self.remote.put(&path, value.into()).await.map(drop).map_err(|e| failed("set", key, e))
+        self.remote.put(&path, value.into()).await.map(drop).map_err(|e| self.failed("set", key, e))
     }
 
     /// Write `value` under `key` only if no object is there (`If-None-Match: *`, decided by the
@@ -222,7 +249,7 @@ impl ObjectStore {
                 let Some(len) = self.size(key)? else { return Ok(false) };
                 Ok(len == value.len() as u64 && self.bytes(key)?.as_deref() == Some(value))
             }
-            Err(e) => Err(failed("create", key, e)),
+            Err(e) => Err(self.failed("create", key, e)),
         }
     }
 
@@ -243,10 +270,6 @@ fn refused_range(error: &object_store::Error) -> bool {
         source = inner.source();
     }
     ["416", "Range Not Satisfiable", "Content-Range", "partial", "range"].iter().any(|mark| text.contains(mark))
-}
-
-fn failed(operation: &'static str, key: &str, source: impl std::error::Error + Send + Sync + 'static) -> StoreError {
-    StoreError::Engine { backend: NAME, operation, key: key.to_owned(), source: Box::new(source) }
 }
 
 impl ReadableStore for ObjectStore {
@@ -326,7 +349,7 @@ impl WritableStore for ObjectStore {
         let path = self.path(key)?;
         match self.block(self.remote.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(failed("erase", key, e)),
+            Err(e) => Err(self.failed("erase", key, e)),
         }
     }
 
@@ -336,7 +359,7 @@ impl WritableStore for ObjectStore {
         let stream = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
         // S3 counts a key that is not there as deleted.
         let erased = self.block(self.remote.delete_stream(stream).try_collect::<Vec<_>>());
-        erased.map(drop).map_err(|e| failed("erase", keys.first().copied().unwrap_or_default(), e))
+        erased.map(drop).map_err(|e| self.failed("erase", keys.first().copied().unwrap_or_default(), e))
     }
 
     /// One listing, then [`WritableStore::erase_values`].
@@ -357,25 +380,25 @@ impl ListableStore for ObjectStore {
         }
         let folder = self.folder(prefix)?;
         let listed =
-            self.block(self.remote.list_with_delimiter(folder.as_ref())).map_err(|e| failed("list", prefix, e))?;
+            self.block(self.remote.list_with_delimiter(folder.as_ref())).map_err(|e| self.failed("list", prefix, e))?;
         let name = |path: &Path| {
             self.key_of(path).and_then(|k| k.strip_prefix(prefix).map(|n| n.trim_end_matches('/').to_owned()))
         };
         let mut keys: Vec<String> = listed.objects.iter().filter_map(|m| name(&m.location)).collect();
         // A server that keeps folders (SeaweedFS's filer) lists one whose last key was erased:
         // a prefix counts only while some object is under it (a listing of one key for each).
-        let remote = &self.remote;
+        let pages = &self.pages;
         let occupied = self.block(
             futures::stream::iter(listed.common_prefixes.iter())
                 .map(|p| async move {
                     let options = PaginatedListOptions { max_keys: Some(1), ..PaginatedListOptions::default() };
-                    let page = remote.list_paginated(Some(&format!("{p}/")), options).await?;
+                    let page = pages.list_paginated(Some(&format!("{p}/")), options).await?;
                     Ok::<_, object_store::Error>((!page.result.objects.is_empty()).then(|| p.clone()))
                 })
                 .buffer_unordered(CONCURRENCY)
                 .try_collect::<Vec<_>>(),
         );
-        let occupied = occupied.map_err(|e| failed("list", prefix, e))?;
+        let occupied = occupied.map_err(|e| self.failed("list", prefix, e))?;
         let mut prefixes: Vec<String> = occupied.iter().flatten().filter_map(name).collect();
         keys.sort();
         prefixes.sort();
@@ -389,7 +412,7 @@ impl Store for ObjectStore {
         let folder = self.folder(prefix)?;
         let listed: Vec<_> = self
             .block(self.remote.list(folder.as_ref()).try_collect::<Vec<_>>())
-            .map_err(|e| failed("list", prefix, e))?;
+            .map_err(|e| self.failed("list", prefix, e))?;
         let mut sized: Vec<(String, u64)> = listed
             .iter()
             .filter_map(|meta| self.key_of(&meta.location).map(|key| (key, meta.size)))
@@ -411,6 +434,6 @@ impl Store for ObjectStore {
     }
 
     fn kind(&self) -> &'static str {
-        NAME
+        self.name
     }
 }
