@@ -65,8 +65,10 @@ fn a_link_to_a_file_inside_is_read_through() {
 
 #[test]
 fn a_folder_swapped_for_a_link_during_the_import_is_refused() {
-    // 1,100 chunks under `a/` fill the first window; after it, `b/` (read in the second window) is
-    // replaced by a link to an outside folder holding files of the same names and sizes.
+    // 2,100 chunks under `a/` fill the first two windows (1,024 values each); `b/` is in the third.
+    // After the first window is written (while the second is read, ahead), `b/` is replaced by a
+    // link to an outside folder holding files of the same names and sizes, before the third
+    // window is read.
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let outside = dir.path().join("outside");
@@ -79,9 +81,9 @@ fn a_folder_swapped_for_a_link_during_the_import_is_refused() {
         )
     };
     std::fs::write(src.join("zarr.json"), GROUP).unwrap();
-    std::fs::write(src.join("a/zarr.json"), meta(1100)).unwrap();
+    std::fs::write(src.join("a/zarr.json"), meta(2100)).unwrap();
     std::fs::write(src.join("b/zarr.json"), meta(4)).unwrap();
-    for i in 0..1100 {
+    for i in 0..2100 {
         std::fs::write(src.join(format!("a/c/{i}")), [1]).unwrap();
     }
     std::fs::create_dir_all(outside.join("c")).unwrap();
