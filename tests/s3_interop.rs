@@ -10,7 +10,8 @@
 //! * zarr-python writes one hierarchy into a folder and into the bucket (`s3_write.py`, v3 and
 //!   v2); `zarrdb import` of the bucket gives a database equal (`zarrdb diff`) to the import of the
 //!   folder, and `tree`, `cat` and `check` read the bucket as they read the folder (a v2 one as the
-//!   v3 hierarchy an import would make).
+//!   v3 hierarchy an import would make); `zarrdb export` of that database to the bucket is read
+//!   by zarr-python with the values it wrote (every core numeric type, strings, sharding).
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 
@@ -76,5 +77,11 @@ fn a_hierarchy_zarr_python_wrote_to_s3_imports_as_from_a_folder() {
             assert_eq!(cat(&remote), cat(folder), "v{format}: cat {array}");
         }
         assert!(ok_text(&["check", &remote]).contains(": 0 problems"), "v{format}: check");
+        // And back out: zarr-python reads zarrdb's export of the import as it wrote the folder.
+        let exported = seaweed::bucket(&format!("exported-v{format}"));
+        ok_text(&["export", from_bucket, &exported]);
+        let script = Path::new(harness::REPO).join("tests/interop/s3_write.py");
+        harness::run(Command::new(harness::python()).arg(script).arg("compare").arg(folder).arg(&exported))
+            .unwrap_or_else(|e| panic!("v{format}: zarr-python reads the export differently: {e}"));
     }
 }
