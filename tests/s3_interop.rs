@@ -12,6 +12,8 @@
 //!   folder, and `tree`, `cat` and `check` read the bucket as they read the folder (a v2 one as the
 //!   v3 hierarchy an import would make); `zarrdb export` of that database to the bucket is read
 //!   by zarr-python with the values it wrote (every core numeric type, strings, sharding).
+//! * the text, byte-string and time types (`text_time_fixtures.py`) exported to the bucket are
+//!   read there by zarr-python with the values it recorded.
 //!
 //! Python comes from `ZARRDB_PYTHON` or `.venv`; without it the tests fail rather than skip.
 
@@ -83,5 +85,25 @@ fn a_hierarchy_zarr_python_wrote_to_s3_imports_as_from_a_folder() {
         let script = Path::new(harness::REPO).join("tests/interop/s3_write.py");
         harness::run(Command::new(harness::python()).arg(script).arg("compare").arg(folder).arg(&exported))
             .unwrap_or_else(|e| panic!("v{format}: zarr-python reads the export differently: {e}"));
+    }
+}
+
+/// The text, byte-string and time types zarr-python writes (tests/interop/text_time_fixtures.py,
+/// v3 and v2), imported, exported to the bucket and read there by zarr-python with the values it
+/// recorded.
+#[test]
+fn text_and_time_types_exported_to_s3_are_read_by_zarr_python() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(harness::REPO).join("tests/interop/text_time_fixtures.py");
+    harness::run(Command::new(harness::python()).arg(&script).arg("write").arg(dir.path())).unwrap();
+    let expected = dir.path().join("expected.json");
+    for layout in ["v3", "v2"] {
+        let db = dir.path().join(format!("{layout}.zarrdb"));
+        let db = db.to_str().unwrap();
+        ok_text(&["import", dir.path().join(format!("{layout}.zarr")).to_str().unwrap(), db]);
+        let remote = seaweed::bucket(&format!("text-time-{layout}"));
+        ok_text(&["export", db, &remote]);
+        harness::run(Command::new(harness::python()).arg(&script).arg("read").arg(&remote).arg(&expected))
+            .unwrap_or_else(|e| panic!("{layout}: {e}"));
     }
 }
