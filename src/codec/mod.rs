@@ -13,6 +13,8 @@ mod bitround;
 mod blosc;
 mod bytes;
 mod bz2;
+mod cast_value;
+mod checksum32;
 mod config;
 mod crc32c;
 mod delta;
@@ -25,6 +27,7 @@ mod numpy;
 mod packbits;
 mod quantize;
 pub(crate) mod region;
+mod scale_offset;
 mod sharding;
 mod shuffle;
 mod transpose;
@@ -237,14 +240,17 @@ impl CodecChain {
                 }
             }
             match codec.name.as_str() {
-                name if name == "transpose" || numcodecs::ARRAY_TO_ARRAY.contains(&name) => {
+                name if ["transpose", scale_offset::NAME, cast_value::NAME].contains(&name)
+                    || numcodecs::ARRAY_TO_ARRAY.contains(&name) =>
+                {
                     if array_to_bytes.is_some() {
                         return Err(order_error(&codec.name, "array -> array"));
                     }
-                    let t: Box<dyn ArrayToArray> = if name == "transpose" {
-                        Box::new(transpose::Transpose::from_metadata(codec, &current)?)
-                    } else {
-                        numcodecs::array_to_array(codec, &current)?
+                    let t: Box<dyn ArrayToArray> = match name {
+                        "transpose" => Box::new(transpose::Transpose::from_metadata(codec, &current)?),
+                        scale_offset::NAME => Box::new(scale_offset::ScaleOffset::from_metadata(codec, &current)?),
+                        cast_value::NAME => Box::new(cast_value::CastValue::from_metadata(codec, &current)?),
+                        _ => numcodecs::array_to_array(codec, &current)?,
                     };
                     specs.push(t.encoded_spec(&current));
                     array_to_array.push(t);
@@ -260,7 +266,8 @@ impl CodecChain {
                     });
                 }
                 name if ["gzip", "zstd", "blosc", "crc32c", zlib::NAME].contains(&name)
-                    || numcodecs::BYTES_TO_BYTES.contains(&name) =>
+                    || numcodecs::BYTES_TO_BYTES.contains(&name)
+                    || checksum32::NAMES.contains(&name) =>
                 {
                     if array_to_bytes.is_none() {
                         return Err(CodecError::InvalidChain {
@@ -276,6 +283,9 @@ impl CodecChain {
                         "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type.clone())?),
                         zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
                         "crc32c" => Box::new(crc32c::Crc32c::from_metadata(codec)?),
+                        name if checksum32::NAMES.contains(&name) => {
+                            Box::new(checksum32::Checksum32::from_metadata(codec)?)
+                        }
                         _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,
                     });
                 }

@@ -20,13 +20,10 @@ pub(crate) enum Kind {
 
 /// The known numcodecs codecs zarrdb does not run, with their kind in zarr-python 3's
 /// `numcodecs.zarr3` module. (Their configurations are not checked: nothing here reads them.)
-const KNOWN: [(&str, Kind); 11] = [
+const KNOWN: [(&str, Kind); 8] = [
     ("numcodecs.categorize", Kind::ArrayToArray),
     ("numcodecs.zfpy", Kind::ArrayToBytes),
     ("numcodecs.pcodec", Kind::ArrayToBytes),
-    ("numcodecs.crc32", Kind::BytesToBytes),
-    ("numcodecs.adler32", Kind::BytesToBytes),
-    ("numcodecs.fletcher32", Kind::BytesToBytes),
     ("numcodecs.jenkins_lookup3", Kind::BytesToBytes),
     ("numcodecs.blosc", Kind::BytesToBytes),
     ("numcodecs.zstd", Kind::BytesToBytes),

@@ -100,11 +100,39 @@ pub enum DataType {
     Structured(Arc<StructuredType>),
 }
 
-/// The fields of a [`DataType::Structured`]: each a name and a fixed-size data type.
+/// The fields of a [`DataType::Structured`]: each a name and a fixed-size data type, and the
+/// spelling the type is written in.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct StructuredType {
     fields: Vec<(String, DataType)>,
     size: usize,
+    spelling: StructSpelling,
+}
+
+/// How a structured type is spelled in `zarr.json`: the two names zarr-python has written for
+/// it. A type is written back in the spelling it was read in, so an array keeps the form the
+/// writer (and the readers it was written for) know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StructSpelling {
+    /// `"structured"` (zarr-python 3.0 to 3.1): fields as `[name, data_type]` pairs, the fill
+    /// value as the element's bytes in base64. zarr-python 3.1 reads only this spelling.
+    #[default]
+    Structured,
+    /// `"struct"` (zarr-extensions, written by zarr-python 3.4): fields as
+    /// `{"name": ..., "data_type": ...}` objects, the fill value an object of the fields' fill
+    /// values.
+    Struct,
+}
+
+impl StructSpelling {
+    /// The data type's name in this spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            StructSpelling::Structured => "structured",
+            StructSpelling::Struct => "struct",
+        }
+    }
 }
 
 impl StructuredType {
@@ -128,7 +156,18 @@ impl StructuredType {
                 return Err(invalid(FIELD, format!("the fields are wider than {MAX_ELEMENT_BYTES} bytes")));
             }
         }
-        Ok(StructuredType { fields, size })
+        Ok(StructuredType { fields, size, spelling: StructSpelling::Structured })
+    }
+
+    /// The same type written in `spelling`.
+    pub fn with_spelling(mut self, spelling: StructSpelling) -> StructuredType {
+        self.spelling = spelling;
+        self
+    }
+
+    /// The spelling the type is written in.
+    pub fn spelling(&self) -> StructSpelling {
+        self.spelling
     }
 
     /// The fields, in order.
@@ -197,7 +236,7 @@ impl DataType {
             }
             DataType::Structured(s) => {
                 let fields: Vec<String> = s.fields.iter().map(|(n, dt)| format!("{n}: {dt}")).collect();
-                format!("structured{{{}}}", fields.join(", "))
+                format!("{}{{{}}}", s.spelling.name(), fields.join(", "))
             }
             other => other.static_name().to_owned(),
         }
@@ -253,7 +292,7 @@ impl DataType {
             DataType::NullTerminatedBytes { .. } => "null_terminated_bytes",
             DataType::DateTime64 { .. } => "numpy.datetime64",
             DataType::TimeDelta64 { .. } => "numpy.timedelta64",
-            DataType::Structured(_) => "structured",
+            DataType::Structured(s) => s.spelling.name(),
         }
     }
 
@@ -404,24 +443,35 @@ impl DataType {
                     DataType::TimeDelta64 { unit, scale_factor }
                 })
             }
-            "structured" => {
+            "structured" | "struct" => {
                 config_members(&["fields"])?;
-                DataType::structured_from_json(required(config, "fields", "data_type.configuration.fields")?)
+                let spelling = if name == "struct" { StructSpelling::Struct } else { StructSpelling::Structured };
+                DataType::structured_from_json(required(config, "fields", "data_type.configuration.fields")?, spelling)
             }
             other => Err(MetadataError::Unsupported { field: FIELD.into(), kind: "data type", name: other.into() }),
         }
     }
 
-    /// `[[name, data_type], ...]`, as zarr-python writes a structured type's fields.
-    fn structured_from_json(value: &Value) -> Result<DataType, MetadataError> {
+    /// A structured type's fields: `[[name, data_type], ...]` (`structured`) or
+    /// `[{"name": ..., "data_type": ...}, ...]` (`struct`). zarr-python 3.4 reads either form
+    /// under either name, and so does this.
+    fn structured_from_json(value: &Value, spelling: StructSpelling) -> Result<DataType, MetadataError> {
         const FIELD: &str = "data_type.configuration.fields";
-        let list = value.as_array().ok_or_else(|| wrong_type(FIELD, "a list of [name, data type] pairs", value))?;
+        let list = value.as_array().ok_or_else(|| wrong_type(FIELD, "a list of fields", value))?;
         let mut fields = Vec::with_capacity(list.len().min(1024));
         for (i, pair) in list.iter().enumerate() {
             let field = format!("{FIELD}[{i}]");
-            let (name, data_type) = match pair.as_array().map(Vec::as_slice) {
-                Some([name, data_type]) => (as_str(name, &field)?, data_type),
-                _ => return Err(wrong_type(&field, "a [name, data type] pair", pair)),
+            let (name, data_type) = match pair {
+                Value::Array(items) => match items.as_slice() {
+                    [name, data_type] => (as_str(name, &field)?, data_type),
+                    _ => return Err(wrong_type(&field, "a [name, data type] pair", pair)),
+                },
+                Value::Object(obj) => {
+                    only_members(obj, &["name", "data_type"], &field)?;
+                    let name = as_str(required(obj, "name", &format!("{field}.name"))?, &format!("{field}.name"))?;
+                    (name, required(obj, "data_type", &format!("{field}.data_type"))?)
+                }
+                other => return Err(wrong_type(&field, "a field object or a [name, data type] pair", other)),
             };
             let data_type = DataType::from_json(data_type).map_err(|e| match e {
                 MetadataError::Unsupported { name, .. } => {
@@ -431,7 +481,7 @@ impl DataType {
             })?;
             fields.push((name.to_owned(), data_type));
         }
-        Ok(DataType::Structured(Arc::new(StructuredType::new(fields)?)))
+        Ok(DataType::Structured(Arc::new(StructuredType::new(fields)?.with_spelling(spelling))))
     }
 
     pub(crate) fn to_json(&self) -> Value {
@@ -443,8 +493,14 @@ impl DataType {
                 serde_json::json!({ "unit": unit.name(), "scale_factor": scale_factor })
             }
             DataType::Structured(s) => {
-                let fields: Vec<Value> =
-                    s.fields.iter().map(|(name, dt)| Value::Array(vec![name.as_str().into(), dt.to_json()])).collect();
+                let fields: Vec<Value> = s
+                    .fields
+                    .iter()
+                    .map(|(name, dt)| match s.spelling {
+                        StructSpelling::Structured => Value::Array(vec![name.as_str().into(), dt.to_json()]),
+                        StructSpelling::Struct => serde_json::json!({ "name": name, "data_type": dt.to_json() }),
+                    })
+                    .collect();
                 serde_json::json!({ "fields": fields })
             }
             other => return Value::String(other.name()),

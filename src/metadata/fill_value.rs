@@ -6,7 +6,7 @@ use half::{bf16, f16};
 use serde_json::{Number, Value};
 
 use super::base64;
-use super::data_type::DataType;
+use super::data_type::{DataType, StructSpelling, StructuredType};
 use super::json::{invalid, wrong_type};
 use crate::error::MetadataError;
 
@@ -85,22 +85,27 @@ impl FillValue {
                 Value::String(s) if s == "NaT" => i64::MIN.to_le_bytes().to_vec(),
                 other => int::<8>(other, i64::MIN.into(), i64::MAX.into())?,
             },
-            // zarr-python writes the element's bytes in base64.
-            DataType::Structured(s) => {
-                let bytes = base64_bytes(value, Some(data_type.size()))?;
-                if bytes.len() != data_type.size() {
-                    let fields = s.fields().len();
-                    return Err(invalid(
-                        FIELD,
-                        format!(
-                            "{} bytes for a structured type of {fields} fields and {} bytes",
-                            bytes.len(),
-                            data_type.size()
-                        ),
-                    ));
+            // `structured`: the element's bytes in base64 (zarr-python 3.1); `struct`: an object
+            // of the fields' fill values (zarr-python 3.4). Either spelling reads either form,
+            // as zarr-python 3.4 does.
+            DataType::Structured(s) => match value {
+                Value::Object(members) => struct_fields(members, s)?,
+                _ => {
+                    let bytes = base64_bytes(value, Some(data_type.size()))?;
+                    if bytes.len() != data_type.size() {
+                        let fields = s.fields().len();
+                        return Err(invalid(
+                            FIELD,
+                            format!(
+                                "{} bytes for a structured type of {fields} fields and {} bytes",
+                                bytes.len(),
+                                data_type.size()
+                            ),
+                        ));
+                    }
+                    bytes
                 }
-                bytes
-            }
+            },
         };
         Ok(FillValue { bytes })
     }
@@ -142,8 +147,56 @@ impl FillValue {
             DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
                 i64::from_le_bytes(b[..8].try_into().expect("8-byte fill")).into()
             }
-            DataType::Structured(_) => base64::encode(b).into(),
+            DataType::Structured(s) => match s.spelling() {
+                StructSpelling::Structured => base64::encode(b).into(),
+                StructSpelling::Struct => Value::Object(
+                    s.offsets()
+                        .map(|(name, dt, at)| {
+                            let field = FillValue::from_le_bytes(b[at..at + dt.size()].to_vec());
+                            (name.to_owned(), field.to_json(dt.clone()))
+                        })
+                        .collect(),
+                ),
+            },
         }
+    }
+}
+
+/// A `struct` fill value: each field's fill value under its name. A missing field takes its
+/// type's default, as zarr-python 3.4 reads it: NaT for a time type, zero for any other (a
+/// nested record all zeros); a member naming no field is refused.
+fn struct_fields(members: &serde_json::Map<String, Value>, s: &StructuredType) -> Result<Vec<u8>, MetadataError> {
+    if let Some(unknown) = members.keys().find(|k| !s.fields().iter().any(|(name, _)| name == *k)) {
+        return Err(invalid(FIELD, format!("\"{unknown}\" is not a field of the structured type")));
+    }
+    let mut bytes = Vec::new();
+    for (name, dt, _) in s.offsets() {
+        match members.get(name) {
+            Some(value) => {
+                let field = FillValue::from_json(value, dt.clone()).map_err(|e| within(e, name))?;
+                bytes.extend_from_slice(field.as_le_bytes());
+            }
+            None if matches!(dt, DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. }) => {
+                bytes.extend_from_slice(&i64::MIN.to_le_bytes())
+            }
+            None => bytes.resize(bytes.len() + dt.size(), 0),
+        }
+    }
+    Ok(bytes)
+}
+
+/// `e`, raised for a field's own fill value, naming the field (`fill_value.x`).
+fn within(e: MetadataError, name: &str) -> MetadataError {
+    let rename = |field: String| match field.strip_prefix(FIELD) {
+        Some(rest) => format!("{FIELD}.{name}{rest}"),
+        None => field,
+    };
+    match e {
+        MetadataError::WrongType { field, expected, found } => {
+            MetadataError::WrongType { field: rename(field), expected, found }
+        }
+        MetadataError::InvalidValue { field, reason } => MetadataError::InvalidValue { field: rename(field), reason },
+        other => other,
     }
 }
 
@@ -347,4 +400,63 @@ fn raw(value: &Value, len: usize) -> Result<Vec<u8>, MetadataError> {
             _ => Err(invalid(FIELD, format!("{item} is not a byte value 0..=255"))),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::FillValue;
+    use crate::error::MetadataError;
+    use crate::metadata::{DataType, StructSpelling};
+
+    fn record(spelling: &str) -> DataType {
+        let t = json!({"name": spelling, "configuration": {"fields": [
+            {"name": "t", "data_type": {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}},
+            {"name": "v", "data_type": "int16"}]}});
+        DataType::from_json(&t).unwrap()
+    }
+
+    #[test]
+    fn struct_fill_values_are_objects_of_the_fields_and_structured_ones_base64() {
+        let t = record("struct");
+        let DataType::Structured(s) = &t else { panic!("{t}") };
+        assert_eq!(s.spelling(), StructSpelling::Struct);
+        // An omitted field takes its type's default: NaT for a time, zero otherwise.
+        let fill = FillValue::from_json(&json!({"v": -2}), t.clone()).unwrap();
+        assert_eq!(fill.as_le_bytes(), [&i64::MIN.to_le_bytes()[..], &(-2i16).to_le_bytes()].concat());
+        assert_eq!(fill.to_json(t.clone()), json!({"t": -9223372036854775808i64, "v": -2}));
+        // The base64 form is read under either name; `structured` writes it back.
+        let legacy = record("structured");
+        let from_base64 = FillValue::from_json(&json!("AAAAAAAAAIA+AA=="), legacy.clone()).unwrap();
+        assert_eq!(from_base64.as_le_bytes(), [&i64::MIN.to_le_bytes()[..], &62i16.to_le_bytes()].concat());
+        assert_eq!(from_base64.to_json(legacy.clone()), json!("AAAAAAAAAIA+AA=="));
+        assert_eq!(FillValue::from_json(&json!("AAAAAAAAAIA+AA=="), t.clone()).unwrap(), from_base64);
+        assert_eq!(FillValue::from_json(&json!({"t": "NaT", "v": 62}), legacy).unwrap(), from_base64);
+        // A member naming no field, or a field's value of the wrong type, names the field.
+        let err = FillValue::from_json(&json!({"w": 1}), t.clone()).unwrap_err();
+        assert!(matches!(&err, MetadataError::InvalidValue { field, .. } if field == "fill_value"), "{err}");
+        let err = FillValue::from_json(&json!({"v": 1.5}), t).unwrap_err();
+        assert!(matches!(&err, MetadataError::InvalidValue { field, .. } if field == "fill_value.v"), "{err}");
+    }
+
+    #[test]
+    fn struct_types_are_written_back_under_the_name_they_were_read_with() {
+        for (name, field) in
+            [("struct", json!({"name": "v", "data_type": "int16"})), ("structured", json!(["v", "int16"]))]
+        {
+            let t = json!({"name": name, "configuration": {"fields": [field]}});
+            assert_eq!(DataType::from_json(&t).unwrap().to_json(), t);
+        }
+        // The other field form is read under either name.
+        let mixed = json!({"name": "struct", "configuration": {"fields": [["v", "int16"]]}});
+        assert_eq!(
+            DataType::from_json(&mixed).unwrap(),
+            DataType::from_json(&json!({"name": "struct",
+            "configuration": {"fields": [{"name": "v", "data_type": "int16"}]}}))
+            .unwrap()
+        );
+        let bad = json!({"name": "struct", "configuration": {"fields": [{"name": "v", "type": "int16"}]}});
+        assert!(DataType::from_json(&bad).is_err());
+    }
 }

@@ -20,7 +20,7 @@ pub use array::ArrayMetadata;
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use codec::{Codec, Endian, IndexLocation, ShardingConfig};
 pub(crate) use data_type::Layout;
-pub use data_type::{DataType, StructuredType};
+pub use data_type::{DataType, StructSpelling, StructuredType};
 pub use extension::NamedConfig;
 pub use fill_value::FillValue;
 pub use group::GroupMetadata;

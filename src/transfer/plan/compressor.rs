@@ -195,6 +195,9 @@ fn convert(
             p.only(&["format", "check", "preset", "filters"])?;
             Ok(NamedConfig::with_configuration("numcodecs.lzma", params.clone()))
         }
+        // The checksums: the bytes and a 4-byte checksum, as numcodecs stores them whether it
+        // runs them as the compressor or as a filter.
+        "crc32" | "adler32" | "fletcher32" => checksum(id, &p),
         other if NO_V3_CODEC.contains(&other) => Err(PlanError::unsupported(
             key,
             id_field,
@@ -205,16 +208,23 @@ fn convert(
             key,
             id_field,
             format!("\"{other}\""),
-            "not a compressor zarrdb can convert (zlib, gzip, zstd, blosc, lz4, bz2 or lzma)",
+            "not a compressor zarrdb can convert (zlib, gzip, zstd, blosc, lz4, bz2, lzma, crc32, adler32 or fletcher32)",
         )),
     }
 }
 
+/// A numcodecs checksum (`crc32`, `adler32`, `fletcher32`) as its v3 codec, parameters kept.
+pub(crate) fn checksum(id: &str, p: &Params<'_>) -> Result<NamedConfig, PlanError> {
+    let allowed: &[&str] = if id == "fletcher32" { &[] } else { &["location"] };
+    p.only(allowed)?;
+    Ok(NamedConfig::with_configuration(format!("numcodecs.{id}"), p.params.clone()))
+}
+
 /// A compressor's parameters, with errors that name the document and member.
-struct Params<'a> {
-    params: &'a Map<String, Value>,
-    key: &'a str,
-    field: &'a str,
+pub(crate) struct Params<'a> {
+    pub params: &'a Map<String, Value>,
+    pub key: &'a str,
+    pub field: &'a str,
 }
 
 impl Params<'_> {

@@ -90,6 +90,12 @@ pub(crate) fn from_v2(value: Option<&Value>, dtype: Dtype, key: &str) -> Result<
                 "an object codec is read only as the first filter of an object (|O) array, as vlen-utf8 or vlen-bytes",
             ));
         }
+        if ["crc32", "adler32", "fletcher32"].contains(&id) {
+            // A checksum filter works on the bytes, like the compressor after it.
+            let p = super::compressor::Params { params: &params, key, field: &field };
+            filters.bytes.push(super::compressor::checksum(id, &p)?);
+            continue;
+        }
         if id == "shuffle" {
             // numcodecs' default element size; the v3 codec's default is the array's item size.
             let mut params = params.clone();
