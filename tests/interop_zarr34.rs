@@ -11,8 +11,11 @@ mod harness;
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 
 use harness::run;
+use zarrdb::metadata::{StructSpelling, StructuredType};
+use zarrdb::{Array, ArrayMetadata, DataType, DirectoryStore, FillValue, Store};
 
 const WRITE: &str = r#"
 import json, sys, warnings, numpy as np, zarr
@@ -53,6 +56,17 @@ for name in sys.argv[3:]:
     assert np.asarray(got.fill_value).tobytes() == np.asarray(want.fill_value).tobytes(), name
 "#;
 
+const READ_RUST: &str = r#"
+import sys, warnings, numpy as np, zarr
+warnings.simplefilter("ignore")
+a = zarr.open_array(sys.argv[1], mode="r")
+assert a.metadata.to_dict()["data_type"]["name"] == "struct", a.metadata.to_dict()["data_type"]
+got = a[:]
+assert got["id"].tolist() == [5, -6, 9], got
+assert got["x"].tolist() == [0.25, -1.5, 9.0], got
+assert a.fill_value["id"] == 9 and a.fill_value["x"] == 9.0, a.fill_value
+"#;
+
 fn zarrdb(args: &[&str]) -> String {
     let out = run(Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(args)).unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -91,4 +105,28 @@ fn zarr_34_types_and_codecs_import_check_and_export() {
     let mut read = vec!["-c".to_owned(), READ.to_owned(), path("src"), path("out")];
     read.extend(names.iter().map(|n| (*n).to_owned()));
     run(Command::new(&python).args(&read)).unwrap();
+}
+
+#[test]
+fn struct_arrays_written_from_rust_read_in_zarr_34() {
+    let Some(python) = std::env::var_os("ZARRDB_PYTHON_ZARR34").map(PathBuf::from) else {
+        println!("skipped: ZARRDB_PYTHON_ZARR34 is not set (a python with zarr 3.4)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("rust.zarr");
+    let store: Arc<dyn Store> = Arc::new(DirectoryStore::create(&folder).unwrap());
+    let fields = vec![("id".into(), DataType::Int32), ("x".into(), DataType::Float64)];
+    let record =
+        DataType::Structured(Arc::new(StructuredType::new(fields).unwrap().with_spelling(StructSpelling::Struct)));
+    let fill = FillValue::from_json(&serde_json::json!({"id": 9, "x": 9.0}), record.clone()).unwrap();
+    let mut meta = ArrayMetadata::new(record, vec![3], vec![2]);
+    meta.fill_value = fill;
+    let a = Array::create(store, "/", meta).unwrap();
+    let bytes: Vec<u8> = [(5i32, 0.25f64), (-6, -1.5)]
+        .iter()
+        .flat_map(|(id, x)| id.to_le_bytes().into_iter().chain(x.to_le_bytes()))
+        .collect();
+    a.write_region_bytes(&[0], &[2], &bytes).unwrap();
+    run(Command::new(&python).args(["-c", READ_RUST, folder.to_str().unwrap()])).unwrap();
 }

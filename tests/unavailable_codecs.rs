@@ -44,12 +44,10 @@ fn arrays_in_codecs_zarrdb_cannot_run_import_and_export_as_they_are() {
     run(Command::new(python()).args(["-c", WRITE, &path("src.zarr")])).unwrap();
     let import = zarrdb(&["import", &path("src.zarr"), &path("db")]);
     assert!(import.status.success(), "{}", String::from_utf8_lossy(&import.stderr));
-    for name in ["jenkins_lookup3"] {
-        let cat = zarrdb(&["cat", &path("db"), &format!("/{name}")]);
-        let stderr = String::from_utf8_lossy(&cat.stderr);
-        assert_eq!(cat.status.code(), Some(3), "{name}: {stderr}");
-        assert!(stderr.contains(&format!("\"numcodecs.{name}\" is known but zarrdb cannot run it")), "{stderr}");
-    }
+    let cat = zarrdb(&["cat", &path("db"), "/jenkins_lookup3"]);
+    let stderr = String::from_utf8_lossy(&cat.stderr);
+    assert_eq!(cat.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("\"numcodecs.jenkins_lookup3\" is known but zarrdb cannot run it"), "{stderr}");
     let tree = zarrdb(&["tree", &path("db")]);
     assert!(String::from_utf8_lossy(&tree.stdout).contains("numcodecs.jenkins_lookup3"));
     let export = zarrdb(&["export", &path("db"), &path("out.zarr")]);

@@ -137,7 +137,7 @@ fn compare(v: Num, x: f64) -> Ordering {
             }
             let floor = x.floor();
             // Every value here is below 2^65 in magnitude; larger floats compare by sign.
-            if floor >= 1.7e38 || floor <= -1.7e38 {
+            if !(-1.7e38..1.7e38).contains(&floor) {
                 return if floor > 0.0 { Ordering::Less } else { Ordering::Greater };
             }
             match i.cmp(&(floor as i128)) {
