@@ -13,25 +13,48 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 
-requirements="$repo/tests/interop/requirements.txt"
-python_requirements="$repo/python/requirements-test.txt"
+# `pinned_venv VENV PYTHON REQUIREMENTS...`: make VENV (with PYTHON) hold exactly the pinned
+# REQUIREMENTS. A stamp holds the hash of the requirements the venv was last installed from: a venv
+# that is missing, broken (no python), or installed from other requirements is rebuilt from
+# scratch, so a removed or downgraded pin cannot linger.
+pinned_venv() {
+    local venv="$1" python="$2"
+    shift 2
+    local stamp="$venv/.requirements.sha256" want have
+    want="$(cat "$@" | sha256sum | cut -d' ' -f1)"
+    have="$(cat "$stamp" 2>/dev/null || true)"
+    if [[ ! -x "$venv/bin/python" || "$have" != "$want" ]]; then
+        echo "scripts/test.sh: installing $* into $venv ($("$python" --version))" >&2
+        rm -rf "$venv"
+        "$python" -m venv "$venv"
+        local args=()
+        for requirements in "$@"; do args+=(-r "$requirements"); done
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check "${args[@]}"
+        # Written last: an interrupted install leaves no stamp and is redone next time.
+        echo "$want" >"$stamp"
+    fi
+}
+
 venv="$repo/.venv"
-stamp="$venv/.requirements.sha256"
+pinned_venv "$venv" python3 "$repo/tests/interop/requirements.txt" "$repo/python/requirements-test.txt"
 
-# The stamp holds the hash of the requirements the venv was last installed from: a venv that is
-# missing, broken (no python), or installed from other requirements is rebuilt from scratch, so a
-# removed or downgraded pin cannot linger.
-want="$(cat "$requirements" "$python_requirements" | sha256sum | cut -d' ' -f1)"
-have="$(cat "$stamp" 2>/dev/null || true)"
-if [[ ! -x "$venv/bin/python" || "$have" != "$want" ]]; then
-    echo "scripts/test.sh: installing $requirements into $venv" >&2
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements" -r "$python_requirements"
-    # Written last: an interrupted install leaves no stamp and is redone next time.
-    echo "$want" >"$stamp"
+# The Python suite's second interpreter, Python 3.13, from PATH or pyenv: found (or its absence
+# reported) before the long cargo run.
+python313="${ZARRDB_PYTHON313:-}"
+if [[ -z "$python313" ]]; then
+    if command -v python3.13 >/dev/null && python3.13 -c '' 2>/dev/null; then
+        python313="$(command -v python3.13)"
+    elif command -v pyenv >/dev/null && pyenv prefix 3.13 >/dev/null 2>&1; then
+        python313="$(pyenv prefix 3.13)/bin/python3.13"
+    else
+        python313="$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | sort -V | tail -n 1 || true)"
+    fi
 fi
-
+if [[ -z "$python313" || ! -x "$python313" ]]; then
+    echo "scripts/test.sh: Python 3.13 not found (for the zarr-python 3.4 run of python/tests):" \
+        "install it (pyenv install 3.13, or the system's python3.13 with venv) or set ZARRDB_PYTHON313" >&2
+    exit 1
+fi
 export ZARRDB_PYTHON="$venv/bin/python"
 # --all-targets covers the library, binary, integration tests and benches (smoke mode) but not
 # doc tests, so the rustdoc examples run in a second step.
@@ -55,34 +78,8 @@ if [[ ${#wheel[@]} -ne 1 || ! -f "${wheel[0]}" ]]; then
     exit 1
 fi
 
-# The second venv's interpreter: Python 3.13 from PATH or pyenv, else a clear stop.
-python313="${ZARRDB_PYTHON313:-}"
-if [[ -z "$python313" ]]; then
-    if command -v python3.13 >/dev/null && python3.13 -c '' 2>/dev/null; then
-        python313="$(command -v python3.13)"
-    elif command -v pyenv >/dev/null && pyenv prefix 3.13 >/dev/null 2>&1; then
-        python313="$(pyenv prefix 3.13)/bin/python3.13"
-    else
-        python313="$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | sort -V | tail -n 1 || true)"
-    fi
-fi
-if [[ -z "$python313" || ! -x "$python313" ]]; then
-    echo "scripts/test.sh: Python 3.13 not found (for the zarr-python 3.4 run of python/tests):" \
-        "install it (pyenv install 3.13, or the system's python3.13 with venv) or set ZARRDB_PYTHON313" >&2
-    exit 1
-fi
 venv34="$repo/.venv-zarr34"
-requirements34="$repo/python/requirements-zarr34.txt"
-stamp34="$venv34/.requirements.sha256"
-want34="$( (cat "$requirements34"; "$python313" --version) | sha256sum | cut -d' ' -f1)"
-have34="$(cat "$stamp34" 2>/dev/null || true)"
-if [[ ! -x "$venv34/bin/python" || "$have34" != "$want34" ]]; then
-    echo "scripts/test.sh: installing $requirements34 into $venv34 ($("$python313" --version))" >&2
-    rm -rf "$venv34"
-    "$python313" -m venv "$venv34"
-    "$venv34/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements34"
-    echo "$want34" >"$stamp34"
-fi
+pinned_venv "$venv34" "$python313" "$repo/python/requirements-zarr34.txt"
 
 for python in "$venv/bin/python" "$venv34/bin/python"; do
     "$python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "${wheel[0]}"

@@ -64,7 +64,8 @@ def test_locked_by_another_process_names_kind_and_the_mode_mismatch(tmp_path: Pa
                 import sys
                 from zarr.core.buffer import cpu
                 import zarrdb
-                zarrdb.ZarrdbStore({str(path)!r}).set_sync("k", cpu.Buffer.from_bytes(b"v"))
+                store = zarrdb.ZarrdbStore({str(path)!r})
+                store.set_sync("k", cpu.Buffer.from_bytes(b"v"))
                 print("ready", flush=True)
                 sys.stdin.read()
                 """),
