@@ -23,6 +23,7 @@ from ._native import (
     TransactionError,
     TransferError,
 )
+from ._errors import TransactionClosedError
 from ._pipeline import CodecPipeline
 from ._store import ZarrdbStore
 
@@ -38,6 +39,7 @@ __all__ = [
     "NodeError",
     "OpenError",
     "StoreError",
+    "TransactionClosedError",
     "TransactionError",
     "TransferError",
     "ZarrdbStore",

@@ -6,7 +6,18 @@ from typing import Any
 
 _Range = tuple[int | None, int | None] | None
 
-class Error(Exception): ...
+class Error(Exception):
+    """Base class of every zarrdb error. The attributes say what the library's error knows:
+    ``kind`` is a stable name to branch on (docs/python.md lists them), ``key`` the store key,
+    ``node`` the node path, ``path`` the database or file, ``operation`` what was being done;
+    each None where the error does not name one."""
+
+    kind: str
+    key: str | None
+    node: str | None
+    path: str | None
+    operation: str | None
+
 class MetadataError(Error): ...
 class StoreError(Error): ...
 class DiskFullError(StoreError): ...

@@ -90,15 +90,19 @@ class CodecPipeline(_CodecPipeline):
     async def encode(self, chunk_arrays_and_specs: Any) -> Any:
         return await self.inner.encode(chunk_arrays_and_specs)
 
-    async def read(self, batch_info: Any, out: Any, drop_axes: tuple[int, ...] = ()) -> None:
+    async def read(self, batch_info: Any, out: Any, drop_axes: tuple[int, ...] = ()) -> Any:
+        # zarr-python 3.1 ignores what this returns; 3.2+ wants one {"status": ...} per chunk.
         batch = list(batch_info)
-        region = self._region(batch, tuple(out.shape), out.dtype, drop_axes, for_write=False)
+        region = None
+        if not _reports_missing(batch):
+            region = self._region(batch, tuple(out.shape), out.dtype, drop_axes, for_write=False)
         array = await self._open(region)
         if region is None or array is None:
-            await self.inner.read(batch, out, drop_axes)
-            return
+            return await self.inner.read(batch, out, drop_axes)
         data = await _in_worker(array.read_region, list(region.offset), list(region.shape))
         out[...] = np.frombuffer(data, dtype=out.dtype).reshape(region.shape)
+        # Only read when no caller acts on missing chunks (`_reports_missing`).
+        return tuple({"status": "present"} for _ in batch)
 
     async def write(self, batch_info: Any, value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
@@ -107,6 +111,10 @@ class CodecPipeline(_CodecPipeline):
         if region is None or array is None:
             await self.inner.write(batch, value, drop_axes)
             return
+        # Refused as the store's own writes are (read-only, or inside a transaction() block of
+        # this database, where the engine's write would wait for that block: ZarrdbStore).
+        assert self.store is not None
+        self.store._check_writable()
         values = value.as_numpy_array()
         if values.shape != region.shape:
             values = np.broadcast_to(values, region.shape)
@@ -193,6 +201,13 @@ class CodecPipeline(_CodecPipeline):
             return None
         # Codecs zarrdb recognises but cannot run (numcodecs' zstd, blosc, ...) stay zarr-python's.
         return array if array.fixed_size and array.runnable else None
+
+
+def _reports_missing(batch: list[Any]) -> bool:
+    """Whether zarr-python must learn which chunks are missing (``array.read_missing_chunks``
+    False, zarr-python 3.4): the engine's region read fills them without saying, so ``inner``
+    reads those."""
+    return any(getattr(spec.config, "read_missing_chunks", True) is False for _, spec, *_ in batch)
 
 
 def _boxes(

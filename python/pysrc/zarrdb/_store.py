@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import functools
 import itertools
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from zarr.abc.store import (
@@ -32,6 +33,7 @@ from zarr.abc.store import (
 from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
 
 from . import _native
+from ._errors import TransactionClosedError, error
 from ._placement import Range, ReadPlacement
 
 __all__ = ["ZarrdbStore"]
@@ -124,6 +126,25 @@ def _completions(loop: asyncio.AbstractEventLoop) -> _LoopCompletions | None:
         completions = None
     _loop_completions[loop] = completions
     return completions
+
+
+# The databases (by real path) with a transaction open in this context: the block of a
+# `transaction()` / `atransaction()` and everything it calls, including zarr-python's synchronous
+# API, whose coroutines run on zarr's loop thread in a copy of the caller's context
+# (`asyncio.run_coroutine_threadsafe` captures it). A write there through another store of the
+# same database would wait for the writer lock that the block itself holds: refused at once.
+_open_transactions: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "zarrdb_open_transactions", default=frozenset()
+)
+
+# The scheme of `str(store)`, which `ZarrdbStore(...)` and `xr.open_dataset(..., engine="zarrdb")`
+# take back.
+SCHEME = "zarrdb://"
+
+
+def _strip_scheme(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    return text[len(SCHEME) :] if isinstance(text, str) and text.startswith(SCHEME) else text
 
 
 def _engine_range(byte_range: ByteRequest | None) -> Range:
@@ -240,8 +261,9 @@ class ZarrdbStore(Store):
             raise ValueError(f"commit_log must be True or False, not {commit_log!r}")
         if commit_log and backend != "lmdb":
             raise ValueError("commit_log applies to backend='lmdb' only")
-        # Absolute, so a pickled store reopens the same file from another working directory.
-        self.path = os.path.abspath(os.fspath(path))
+        # Absolute, so a pickled store reopens the same file from another working directory;
+        # `str(store)` ("zarrdb://PATH") is taken back.
+        self.path = os.path.abspath(_strip_scheme(path))
         self._backend = backend
         self._durability = durability
         # Several processes by default: dask's process scheduler and reader processes need it;
@@ -273,21 +295,54 @@ class ZarrdbStore(Store):
         if self._native_store is not None:
             return self._native_store
         if self._fixed:
-            raise ValueError("this snapshot or transaction store has been closed")
+            raise TransactionClosedError(
+                f"this transaction store of {self.path!r} has been closed: its transaction has "
+                "committed or aborted; write through the database's store or a new transaction",
+                path=self.path,
+            )
         if self.read_only and not os.path.exists(self.path):
             return None
-        db = _native.Database.open(
-            self.path,
-            not self.read_only,
-            self._backend,
-            self._durability,
-            self._multi_process,
-            self._cache_size,
-            self._commit_log,
-        )
+        try:
+            db = _native.Database.open(
+                self.path,
+                not self.read_only,
+                self._backend,
+                self._durability,
+                self._multi_process,
+                self._cache_size,
+                self._commit_log,
+            )
+        except _native.LockedError as locked:
+            raise _mode_mismatch(locked, self._multi_process, self._backend) from locked
         self._db = db
         self._native_store = db.store().with_checks(self._validate_metadata)
         return self._native_store
+
+    def _check_writable(self) -> None:
+        """Refuse writes to a read-only store (``ValueError``, zarr-python's contract) and, with
+        ``TransactionError`` (kind "would_deadlock"), writes that would wait for a transaction
+        that this very context holds open on the database."""
+        super()._check_writable()
+        if not self._fixed:
+            self._check_no_open_transaction("write through another store of the database")
+
+    def _check_no_open_transaction(self, operation: str) -> None:
+        open_here = _open_transactions.get()
+        # The path is resolved only inside some transaction block: writes stay syscall-free.
+        if open_here and self._identity() in open_here:
+            raise error(
+                _native.TransactionError,
+                f"cannot {operation} {self.path!r} inside a transaction() block on it: it would "
+                "wait for that block's own transaction to end. Write through the store the block "
+                "yields (`with store.transaction() as tx: ...tx...`)",
+                kind="would_deadlock",
+                path=self.path,
+                operation=operation,
+            )
+
+    def _identity(self) -> str:
+        """The database's identity for `_open_transactions`: its real path."""
+        return os.path.realpath(self.path)
 
     def _writable_handle(self) -> _native.Store:
         self._check_writable()
@@ -358,7 +413,8 @@ class ZarrdbStore(Store):
         return f"ZarrdbStore({self.path!r}{kind})"
 
     def __str__(self) -> str:
-        return f"zarrdb://{self.path}"
+        # Taken back by ZarrdbStore(...) and by xarray's engine="zarrdb".
+        return f"{SCHEME}{self.path}"
 
     def __getstate__(self) -> dict[str, Any]:
         if self._fixed:
@@ -453,6 +509,27 @@ class ZarrdbStore(Store):
             if value is not None:
                 self._placement.learn(key, engine_range, len(value))
         return [_buffer(v, prototype) for v in values]
+
+    async def get_ranges(
+        self,
+        key: str,
+        byte_ranges: Sequence[ByteRequest | None],
+        *,
+        prototype: BufferPrototype,
+        max_concurrency: int = 10,
+        max_gap_bytes: int = 1 << 20,
+        max_coalesced_bytes: int = 16 << 20,
+    ) -> AsyncIterator[Sequence[tuple[int, Buffer | None]]]:
+        """Many byte ranges of ``key`` in one engine call, yielded as one batch of
+        ``(input index, buffer)`` (zarr-python 3.2+, the sharding codec's partial reads; the
+        base class would coalesce them into several reads). An absent ``key`` raises a
+        ``BaseExceptionGroup`` holding ``FileNotFoundError``, as the base class does; the
+        coalescing limits do not apply to one local call."""
+        ranges = list(byte_ranges)
+        values = await self.get_partial_values(prototype, [(key, r) for r in ranges])
+        if any(value is None for value in values):
+            raise BaseExceptionGroup("chunk read failed", [FileNotFoundError(key)])
+        yield list(enumerate(values))
 
     def _size(self, key: str) -> int | None:
         handle = self._handle()
@@ -636,7 +713,9 @@ class ZarrdbStore(Store):
         end.
         """
         self._check_writable()
+        self._check_no_open_transaction("begin a transaction on")
         txn, store = self._begin()
+        marked = _open_transactions.set(_open_transactions.get() | {self._identity()})
         try:
             yield store
         except BaseException:
@@ -645,6 +724,7 @@ class ZarrdbStore(Store):
         else:
             txn.commit()
         finally:
+            _reset(marked)
             store._native_store = None
 
     @contextlib.asynccontextmanager
@@ -658,6 +738,7 @@ class ZarrdbStore(Store):
         has started runs to its end even if the task is cancelled meanwhile.
         """
         self._check_writable()
+        self._check_no_open_transaction("begin a transaction on")
         beginning = asyncio.ensure_future(asyncio.to_thread(self._begin))
         try:
             # Shielded: a cancellation must not lose a transaction that begins afterwards.
@@ -665,6 +746,7 @@ class ZarrdbStore(Store):
         except asyncio.CancelledError:
             beginning.add_done_callback(_abort_begun)
             raise
+        marked = _open_transactions.set(_open_transactions.get() | {self._identity()})
         try:
             yield store
         except BaseException:
@@ -673,6 +755,7 @@ class ZarrdbStore(Store):
         else:
             await asyncio.shield(asyncio.to_thread(txn.commit))
         finally:
+            _reset(marked)
             store._native_store = None
 
     def compact(self) -> tuple[int, int]:
@@ -708,6 +791,42 @@ class ZarrdbStore(Store):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Through __getstate__/__setstate__ (which refuse snapshot and transaction stores).
         return (_reopen, (type(self), self.__getstate__()))
+
+
+def _reset(marked: contextvars.Token[frozenset[str]]) -> None:
+    """Undo a transaction's mark in `_open_transactions`."""
+    try:
+        _open_transactions.reset(marked)
+    except ValueError:
+        # The block ended in another context than it began in (an async generator closed by
+        # the garbage collector): nothing of this context to undo.
+        pass
+
+
+def _mode_mismatch(locked: _native.LockedError, multi_process: bool, backend: str | None) -> _native.LockedError:
+    """``locked`` with its message naming the open modes that exclude each other."""
+    if backend not in (None, "redb"):
+        return locked
+    if multi_process:
+        hint = (
+            "this store asked for redb's multi-process mode (multi_process=True, the default of "
+            "durable stores); another process holds the file in the single-process mode "
+            "(durability=\"fast\" or multi_process=False), which excludes every other process"
+        )
+    else:
+        hint = (
+            "this store asked for redb's single-process mode (durability=\"fast\" or "
+            "multi_process=False), which needs the file to itself; another process has it open, "
+            "for example in the multi-process mode (the default of durable stores). Open it the "
+            "same way in every process (multi_process=True, durable), or close the other process"
+        )
+    return error(
+        _native.LockedError,
+        f"{locked}: mode mismatch: {hint}",
+        kind="locked",
+        path=getattr(locked, "path", None),
+        operation="open",
+    )
 
 
 def _reopen(cls: type[ZarrdbStore], state: dict[str, Any]) -> ZarrdbStore:
