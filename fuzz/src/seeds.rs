@@ -23,7 +23,7 @@ pub const TARGETS: [&str; 7] = ["codecs", "commit_log", "database", "metadata", 
 
 /// Seeds larger than this are left out: the corpus stays small, and libFuzzer's default
 /// `-max_len` would cut them anyway.
-const MAX_SEED: usize = 16 << 10;
+const MAX_SEED: usize = 32 << 10;
 /// Seeds per target taken from the fixture folder, at most.
 const MAX_FOUND: usize = 60;
 
