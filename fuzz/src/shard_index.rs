@@ -3,10 +3,10 @@
 //! element at a time (a partial read: the index, then one inner chunk's byte range).
 //!
 //! Input: a configuration byte, then the shard. The byte picks the index location (bit 0), the
-//! index codecs (bit 1: with or without crc32c), the inner codecs (bits 2-3: bytes, + gzip,
-//! + crc32c, nested sharding), the data type (bit 4: uint8 or uint16) and the shard's shape
-//! (bits 5-6: `[8]` of `[2]`, `[4, 4]` of `[2, 2]`, `[8, 4]` of `[4, 2]`, `[2, 2, 2]` of
-//! `[1, 1, 1]`).
+//! index codecs (bit 1: with or without crc32c), the inner codecs (bits 2-3: bytes, bytes and
+//! gzip, bytes and crc32c, nested sharding), the data type (bit 4: uint8 or uint16) and the
+//! shard's shape (bits 5-6: `[8]` of `[2]`, `[4, 4]` of `[2, 2]`, `[8, 4]` of `[4, 2]`,
+//! `[2, 2, 2]` of `[1, 1, 1]`).
 //!
 //! Checked beyond "no panic": a shard that decodes whole reads through the array as the same
 //! bytes, and each element read alone equals its place in the whole read.
