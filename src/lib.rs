@@ -35,6 +35,8 @@ pub mod db;
 pub mod error;
 #[cfg(test)]
 mod fault_model;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hierarchy;
 mod key;
 pub mod metadata;

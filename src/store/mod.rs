@@ -26,6 +26,7 @@ pub use zip::ZipStore;
 
 use crate::key::validate_key;
 pub(crate) use lmdb::LmdbEngine;
+pub(crate) use log::fuzzing as log_fuzzing;
 #[cfg(test)]
 pub(crate) use log::LogFile;
 pub(crate) use redb::{RedbEngine, RedbOptions};

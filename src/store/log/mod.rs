@@ -31,6 +31,7 @@
 //! beside a file that was since deleted and created anew from being applied to the new database.
 
 mod file;
+pub(crate) mod fuzzing;
 mod record;
 
 use std::hash::{BuildHasher, Hasher};
