@@ -56,6 +56,10 @@ if [[ -z "$python313" || ! -x "$python313" ]]; then
     exit 1
 fi
 export ZARRDB_PYTHON="$venv/bin/python"
+# The zarr-python 3.4 venv, made before the cargo run: tests/interop_zarr34.rs writes and reads with it.
+venv34="$repo/.venv-zarr34"
+pinned_venv "$venv34" "$python313" "$repo/python/requirements-zarr34.txt"
+export ZARRDB_PYTHON_ZARR34="$venv34/bin/python"
 # --all-targets covers the library, binary, integration tests and benches (smoke mode) but not
 # doc tests, so the rustdoc examples run in a second step.
 # The optional `ndarray` feature is on, so its code and examples are built and tested too.
@@ -77,9 +81,6 @@ if [[ ${#wheel[@]} -ne 1 || ! -f "${wheel[0]}" ]]; then
     echo "scripts/test.sh: expected one abi3 wheel in $wheels, found: ${wheel[*]}" >&2
     exit 1
 fi
-
-venv34="$repo/.venv-zarr34"
-pinned_venv "$venv34" "$python313" "$repo/python/requirements-zarr34.txt"
 
 for python in "$venv/bin/python" "$venv34/bin/python"; do
     "$python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "${wheel[0]}"
