@@ -12,8 +12,8 @@ use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Node};
 const OWNER: (u32, u32) = (1, 1);
 
 fn fill(db: &Database) {
-    let a = Array::create(db.store(), "/gone", ArrayMetadata::new(DataType::UInt32, vec![262_144], vec![16_384]))
-        .unwrap();
+    let a =
+        Array::create(db.store(), "/gone", ArrayMetadata::new(DataType::UInt32, vec![262_144], vec![16_384])).unwrap();
     a.write_region(&[0], &[262_144], &vec![7u32; 262_144]).unwrap();
     Node::erase(db.store(), "/gone").unwrap();
     db.store().set("kept", b"kept").unwrap();

@@ -170,7 +170,6 @@ fn copy_compacted(
 /// What the copy's name says it is (see [`beside::unique_beside`]).
 const COPY: &str = "compacting";
 
-
 fn closed() -> StoreError {
     StoreError::Engine {
         backend: NAME,

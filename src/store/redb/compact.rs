@@ -121,8 +121,12 @@ impl RedbEngine {
             let shown = Path::new("(the compacted copy)");
             let mut new = open_database(shown, plain, |builder| {
                 builder.create_with_backend(redb::backends::FileBackend::new(copy)?)
-            }).map_err(|e| {
-                StoreError::Engine { backend: NAME, operation: "compact", key: String::new(), source: Box::new(e) }
+            })
+            .map_err(|e| StoreError::Engine {
+                backend: NAME,
+                operation: "compact",
+                key: String::new(),
+                source: Box::new(e),
             })?;
             let mut entries = match &table {
                 Some(t) => Some(t.range::<&[u8]>(..).map_err(engine_error(NAME, "compact", ""))?),
@@ -159,4 +163,3 @@ impl RedbEngine {
 
 /// What the copy's name says it is (see [`beside::unique_beside`]).
 const COPY: &str = "compacting";
-

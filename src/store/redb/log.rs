@@ -9,7 +9,9 @@ use redb::{ReadableDatabase, ReadableTable};
 use super::{durability, write_batch, NAME, TABLE};
 use crate::error::StoreError;
 use crate::store::kv::engine_error;
-use crate::store::log::{self as commit_log, Applied, Found, LogName, Place, Position, Replayed, APPLIED_KEY, NAME_KEY};
+use crate::store::log::{
+    self as commit_log, Applied, Found, LogName, Place, Position, Replayed, APPLIED_KEY, NAME_KEY,
+};
 
 /// Where a database's log is looked for.
 pub(super) enum LogAt<'a> {
