@@ -3,8 +3,8 @@
 //! them: every acknowledged commit is there, though the file alone lacks them. A log cut in the
 //! middle of a record gives the commits before the cut; a log that does not continue the file
 //! (the file put back from an older copy) refuses to open, saying so; a log left beside a file
-//! that another database's file replaced is not applied to it; a read-only open applies the
-//! log in memory and changes no file.
+//! that another database's file replaced is not applied to it; a copy of the file is not given
+//! the log; a read-only open applies the log in memory and changes no file.
 
 #[path = "common/acknowledged.rs"]
 mod acknowledged;
@@ -18,6 +18,8 @@ use zarrdb::{Database, Error};
 
 const CHILD_ENV: &str = "ZARRDB_LOG_CHILD";
 const COMMITS: u64 = 40;
+/// The log's header, before its records.
+const HEADER: usize = 40;
 
 /// A value for key `i`, different per key.
 fn value(i: u64) -> Vec<u8> {
@@ -121,19 +123,25 @@ fn a_killed_process_loses_no_acknowledged_commit() {
 #[test]
 fn a_log_cut_in_a_record_gives_the_commits_before_it() {
     let dir = tempfile::tempdir().unwrap();
-    let path = fresh(dir.path());
-    commit_and_kill(&path, None);
-    let log = std::fs::read(log_of(&path)).unwrap();
-    // Cut inside the 11th record: its header says how long each is (`log.rs`).
-    let mut at = 0usize;
-    for _ in 0..10 {
-        let len = u32::from_le_bytes(log[at + 4..at + 8].try_into().unwrap()) as usize;
-        at += 28 + len;
-    }
-    for (cut, damage) in [(at + 30, "cut"), (at + 5, "torn"), (at + 40, "flipped")] {
-        let copy = dir.path().join(format!("{damage}.zarrdb"));
-        std::fs::copy(&path, &copy).unwrap();
-        let mut bytes = log.clone();
+    for damage in ["cut", "torn", "flipped"] {
+        // The log belongs to its file (not to a copy of it): each damage on a database of its own.
+        let folder = dir.path().join(damage);
+        std::fs::create_dir(&folder).unwrap();
+        let path = fresh(&folder);
+        commit_and_kill(&path, None);
+        let mut bytes = std::fs::read(log_of(&path)).unwrap();
+        // Cut inside the 11th record: records follow the log's header (40 bytes), and each
+        // record's header says how long it is (`store/log/`).
+        let mut at = HEADER;
+        for _ in 0..10 {
+            let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+            at += 28 + len;
+        }
+        let cut = match damage {
+            "cut" => at + 30,
+            "torn" => at + 5,
+            _ => at + 40,
+        };
         match damage {
             "cut" => bytes.truncate(cut),
             // A torn write: the record's bytes are garbage from here, the file keeps its length.
@@ -142,8 +150,8 @@ fn a_log_cut_in_a_record_gives_the_commits_before_it() {
             // alone tells.
             _ => bytes[cut] ^= 1,
         }
-        std::fs::write(log_of(&copy), bytes).unwrap();
-        assert_eq!(held(&Database::open(&copy).unwrap()), 10, "{damage} at {cut}");
+        std::fs::write(log_of(&path), bytes).unwrap();
+        assert_eq!(held(&Database::open(&path).unwrap()), 10, "{damage} at {cut}");
     }
 }
 
@@ -188,10 +196,12 @@ fn a_file_put_back_from_before_a_large_commit_is_refused() {
         let db = Database::open(&path).unwrap();
         db.store().set("big", &vec![7u8; 2 << 20]).unwrap();
         db.store().set("small", b"1").unwrap();
-        std::fs::copy(&older, dir.path().join("put-back.zarrdb")).unwrap();
-        std::fs::copy(log_of(&path), log_of(&dir.path().join("put-back.zarrdb"))).unwrap();
+        std::fs::copy(log_of(&path), dir.path().join("saved-log")).unwrap();
     }
-    let err = Database::open(dir.path().join("put-back.zarrdb")).unwrap_err();
+    // The file put back in place (the same file, its bytes from before), its log as it was.
+    std::fs::copy(&older, &path).unwrap();
+    std::fs::copy(dir.path().join("saved-log"), log_of(&path)).unwrap();
+    let err = Database::open(&path).unwrap_err();
     assert!(matches!(err, Error::Open(OpenError::Corrupted { .. })), "{err:?}");
 }
 

@@ -45,15 +45,16 @@ pub(super) fn create_redb(
     remove_abandoned(&dir, &name);
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let temp = dir.join(format!(".{name}{MARK}{}.{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    let mut engine = match open_new(&temp, &display, options) {
-        Ok(engine) => engine,
-        Err(_) => {
-            // Whatever kept the temporary file from becoming a database (a folder without write
-            // permission, a full disk) keeps the path from it too: creating there directly gives
-            // the error under the name the caller knows.
+    // Made exclusively first (never a file or link that was there), then redb lays it out.
+    let created = crate::store::beside::create_new(&temp, 0o666).is_ok();
+    let Some(mut engine) = created.then(|| open_new(&temp, &display, options).ok()).flatten() else {
+        // Whatever kept the temporary file from becoming a database (a folder without write
+        // permission, a full disk) keeps the path from it too: creating there directly gives
+        // the error under the name the caller knows.
+        if created {
             let _ = std::fs::remove_file(&temp);
-            return Ok(Arc::new(open_new(path, &display, options)?));
         }
+        return Ok(Arc::new(open_new(path, &display, options)?));
     };
     // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
     // hard link, which fails rather than replace what another creator put there.

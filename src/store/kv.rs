@@ -185,16 +185,6 @@ pub(crate) fn out_of_order(backend: &'static str, operation: &'static str, key: 
     StoreError::Damaged { backend, operation, key: key.to_owned(), what: "keys listed out of order" }
 }
 
-/// Remove the copy an interrupted compaction left at `stray`, if there is one.
-pub(crate) fn remove_stray(stray: &std::path::Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(stray) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(StoreError::Io { operation: "compact", key: stray.display().to_string(), source: e })
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Wrap an engine's own error with the operation and key it happened on.
 pub(crate) fn engine_error<E>(backend: &'static str, operation: &'static str, key: &str) -> impl FnOnce(E) -> StoreError
 where

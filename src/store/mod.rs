@@ -3,6 +3,7 @@
 //! Keys are Zarr keys exactly (`zarr.json`, `a/b/c/0/1`), compared bytewise. Every backend passes
 //! the same conformance suite (`tests/store_conformance.rs`).
 
+pub(crate) mod beside;
 pub(crate) mod chunk_versions;
 mod directory;
 pub(crate) mod folder;

@@ -11,9 +11,11 @@
 //! - This process: the exclusive hold on the environment (`LmdbEngine::current`), which
 //!   snapshots and write transactions share; an open one makes it `InUse` too.
 //!
-//! The copy goes to `.data.mdb.compacting` in the folder, is synced, renamed over `data.mdb`,
-//! and the folder synced: a crash leaves the old file (and a stray copy, which the next
-//! compaction removes) or the new one, whole.
+//! The copy goes to a file of this process's own, `.data.mdb.compacting.PID.N` in the folder,
+//! created exclusively (nothing there is ever truncated or followed), given `data.mdb`'s owner,
+//! group and mode, synced, renamed over `data.mdb`, and the folder synced: a crash leaves the old
+//! file (and a stray copy in the database's folder, which the next compaction removes once its
+//! process is gone) or the new one, whole.
 //!
 //! `lock.mdb` describes the old file (its last transaction id picks the meta page readers use;
 //! a compacted copy starts again at transaction 1). An opener that waited in LMDB's lock and
@@ -36,7 +38,7 @@ use rustix::fs::FlockOperation;
 
 use super::{lmdb_error, open_env, reopen_failed, LmdbEngine, Settings, NAME};
 use crate::error::{CompactError, OpenError, StoreError};
-use crate::store::kv::remove_stray;
+use crate::store::beside;
 
 /// How long the compaction waits for openers of other processes to finish opening, and how long
 /// it tries to open the compacted file while a process of another program still holds the lock.
@@ -84,13 +86,29 @@ impl LmdbEngine {
         if !lock_byte(lock_file, libc::F_WRLCK).map_err(io(&lock_path)).map_err(failed)? {
             return Err(in_use("another process"));
         }
-        let copy = self.path.join(".data.mdb.compacting");
-        let written = remove_stray(&copy)
-            .and_then(|()| copy_compacted(&opened.env, &copy))
-            .and_then(|()| opened.mapping.check(NAME, "compact", ""))
-            .and_then(|()| std::fs::rename(&copy, &self.data).map_err(io(&copy)));
+        beside::remove_abandoned(&self.data, COPY);
+        // The one name builds before used for the copy (the folder is the database's own).
+        let older = self.path.join(".data.mdb.compacting");
+        if let Ok(Some(file)) = beside::open_regular(&older, false) {
+            let _ = beside::remove_held(&older, &file);
+        }
+        let copy = beside::unique_beside(&self.data, COPY);
+        let mut made = None;
+        let written = (|| {
+            let file = beside::create_new(&copy, 0o600).map_err(io(&copy))?;
+            let held = made.insert(file).try_clone().map_err(io(&copy))?;
+            copy_compacted(&opened.env, held, &self.data, &copy)?;
+            opened.mapping.check(NAME, "compact", "")?;
+            // Still the copy this process made: nothing put another file in its place.
+            if !made.as_ref().is_some_and(|file| beside::names(&copy, file)) {
+                return Err(io(&copy)(std::io::Error::other("the compacted copy was replaced by another file")));
+            }
+            std::fs::rename(&copy, &self.data).map_err(io(&copy))
+        })();
         if let Err(e) = written {
-            let _ = std::fs::remove_file(&copy);
+            if let Some(file) = &made {
+                let _ = beside::remove_held(&copy, file);
+            }
             // Back to the shared lock LMDB holds (a change of lock type is atomic).
             if !self.settings.commit_log {
                 let _ = lock_byte(lock_file, libc::F_RDLCK);
@@ -134,11 +152,23 @@ fn reopen(path: &Path, settings: Settings) -> Result<super::Opened, OpenError> {
     }
 }
 
-/// Copy the latest commit of `env`, live pages only, into a new file at `copy`, synced.
-fn copy_compacted(env: &heed::Env<heed::WithoutTls>, copy: &Path) -> Result<(), StoreError> {
-    let file = env.copy_to_path(copy, CompactionOption::Enabled).map_err(lmdb_error("compact", ""))?;
-    file.sync_all().map_err(|source| StoreError::Io { operation: "compact", key: copy.display().to_string(), source })
+/// Copy the latest commit of `env`, live pages only, into `file` (new, at `copy`), given the
+/// owner, group and mode of `data` (the file it replaces), synced.
+fn copy_compacted(
+    env: &heed::Env<heed::WithoutTls>,
+    mut file: File,
+    data: &Path,
+    copy: &Path,
+) -> Result<(), StoreError> {
+    let io = |operation| move |source| StoreError::Io { operation, key: copy.display().to_string(), source };
+    beside::take_owner_and_mode(&file, data, 0o7777)
+        .map_err(io("compact: give the copy the database's owner, group and mode"))?;
+    env.copy_to_file(&mut file, CompactionOption::Enabled).map_err(lmdb_error("compact", ""))?;
+    file.sync_all().map_err(io("compact"))
 }
+
+/// What the copy's name says it is (see [`beside::unique_beside`]).
+const COPY: &str = "compacting";
 
 fn closed() -> StoreError {
     StoreError::Engine {

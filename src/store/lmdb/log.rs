@@ -32,8 +32,8 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use heed::{RoTxn, RwTxn, WithoutTls};
 
@@ -44,14 +44,17 @@ use super::{
     apply, check_keys, lmdb_error, open_env, refuse_if_faulted, sealed, walk, LmdbEngine, Opened, Settings, NAME,
 };
 use crate::error::{OpenError, StoreError};
+use crate::store::beside;
 use crate::store::kv::WriteBatch;
-use crate::store::log::{follow, read_error, Applied, CommitLog, Place, Replayed, APPLIED_KEY};
+use crate::store::log::{find, Applied, CommitLog, Found, LogName, Place, Position, Replayed, APPLIED_KEY, NAME_KEY};
 
 /// The saved meta pages, in the database's folder.
 pub(super) const CHECKPOINT: &str = "zarrdb-checkpoint";
 /// The commit log, in the database's folder.
 pub(super) const LOG: &str = "zarrdb-log";
 const MAGIC: u32 = u32::from_le_bytes(*b"ZCKP");
+/// What a checkpoint's draft's name says it is (see [`beside::unique_beside`]).
+const DRAFT: &str = "new";
 /// The log is checkpointed once its records would run past this. Small, unlike redb's: while
 /// the pin holds a checkpoint, LMDB reuses no page freed after it, so every commit until the next
 /// checkpoint takes new pages and `data.mdb` grows by about 2.5 times the records' bytes (10,000
@@ -119,19 +122,23 @@ pub(super) fn start(
 ) -> Result<Option<LmdbLog>, StoreError> {
     // Without a checkpoint the file is whole on the disk, and a log beside it only holds
     // records it holds (a close stopped between removing the checkpoint and the log).
-    let replayed = if restored {
-        replay(opened, folder)?
+    // Drafts of checkpoints that processes killed meanwhile left.
+    beside::remove_abandoned(&folder.join(CHECKPOINT), DRAFT);
+    let (replayed, found) = if restored {
+        replay(opened, folder, commit_log)?
     } else {
-        remove_log(folder);
         let txn = opened.env.read_txn().map_err(lmdb_error("open", ""))?;
-        let stored = read_applied(opened, &txn)?;
-        Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 }
+        let (stored, name) = (read_applied(opened, &txn)?, read_name(opened, &txn)?);
+        let found = find_log(folder, stored, name.as_ref(), commit_log)?;
+        (Replayed { stored, name, last: stored.map_or(0, |a| a.seq), end: 0 }, found)
     };
     opened.env.force_sync().map_err(lmdb_error("checkpoint", ""))?;
     let lock = opened.lock_file.as_ref().expect("the folder is held alone");
     if !commit_log {
         remove_checkpoint(folder).map_err(io_error(folder))?;
-        remove_log(folder);
+        if let Some(found) = found {
+            found.remove();
+        }
         return Ok(None);
     }
     // LMDB shared its lock at the end of its open; the log needs the folder alone.
@@ -145,11 +152,13 @@ pub(super) fn start(
     }
     save_checkpoint(folder, data).map_err(io_error(folder))?;
     let mut log = LmdbLog {
-        log: CommitLog::new(NAME, place(folder), replayed, CAPACITY),
+        log: CommitLog::new(NAME, Place::Path(log_file(folder)), data, false, replayed, found, CAPACITY),
         pin: None,
         refusal: None,
         unlogged: false,
     };
+    // The checkpoint holds every record replayed (an older build's log is removed now).
+    log.log.checkpointed();
     log.pin(&opened.env).map_err(lmdb_error("checkpoint", ""))?;
     Ok(Some(log))
 }
@@ -163,7 +172,15 @@ fn io_error(path: &Path) -> impl Fn(io::Error) -> StoreError + '_ {
 /// needed, and then as long as LMDB's environment: closing any descriptor of it drops every
 /// lock this process holds on it.
 pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
-    let file = File::options().read(true).write(true).create(true).truncate(false).open(folder.join("lock.mdb"))?;
+    // Not through a link: LMDB's lock file is the folder's own.
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(folder.join("lock.mdb"))?;
     Ok(lock_byte(&file, libc::F_WRLCK)?.then_some(file))
 }
 
@@ -278,10 +295,10 @@ impl LmdbEngine {
                 }
                 log.log.write()?;
             }
-            let position = log.log.next();
+            let position = log.log.position();
             let error = match hold.env.write_txn().and_then(|mut txn| {
                 apply(&hold, &mut txn, batch)?;
-                store_applied(&hold, &mut txn, position)?;
+                store_position(&hold, &mut txn, &position)?;
                 refuse_if_faulted(&hold)?;
                 Ok(txn)
             }) {
@@ -374,13 +391,17 @@ pub(super) fn save_checkpoint(folder: &Path, data: &Path) -> io::Result<()> {
     bytes[8..16].copy_from_slice(&txnid.to_le_bytes());
     let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[..16]), &bytes[HEADER..]);
     bytes[16..20].copy_from_slice(&crc.to_le_bytes());
-    let draft = folder.join(format!(".{CHECKPOINT}.new"));
-    {
-        let out = File::create(&draft)?;
-        out.write_all_at(&bytes, 0)?;
-        out.sync_all()?;
+    // A draft of this process's own, created exclusively: nothing at a name is ever truncated.
+    let draft = beside::unique_beside(&folder.join(CHECKPOINT), DRAFT);
+    let out = beside::create_new(&draft, 0o666)?;
+    let saved = out
+        .write_all_at(&bytes, 0)
+        .and_then(|()| out.sync_all())
+        .and_then(|()| std::fs::rename(&draft, folder.join(CHECKPOINT)));
+    if saved.is_err() {
+        let _ = beside::remove_held(&draft, &out);
     }
-    std::fs::rename(&draft, folder.join(CHECKPOINT))?;
+    saved?;
     sync_folder(folder)
 }
 
@@ -389,9 +410,19 @@ pub(super) fn save_checkpoint(folder: &Path, data: &Path) -> io::Result<()> {
 /// when the checkpoint is damaged or does not fit the file.
 pub(super) fn restore_checkpoint(folder: &Path, data: &Path) -> Result<bool, String> {
     let path = folder.join(CHECKPOINT);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+    // Only a regular file reached without a link is read.
+    let read = beside::open_regular(&path, false).and_then(|file| match file {
+        Some(mut file) => {
+            let mut bytes = Vec::new();
+            // A checkpoint is two pages and a header: a longer file is damaged, and not read whole.
+            io::Read::read_to_end(&mut io::Read::take(&mut file, (HEADER + 2 * 65536 + 1) as u64), &mut bytes)?;
+            Ok(Some(bytes))
+        }
+        None => Ok(None),
+    });
+    let bytes = match read {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Ok(false),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let damaged = || format!("{} is damaged", path.display());
@@ -421,14 +452,20 @@ pub(super) fn remove_checkpoint(folder: &Path) -> io::Result<()> {
     sync_folder(folder)
 }
 
-/// The log beside the database in `folder`.
-pub(super) fn place(folder: &Path) -> Place {
-    Place::Path(folder.join(LOG))
+/// Where a new log of the database in `folder` goes: `zarrdb-log` in its canonical path.
+fn log_file(folder: &Path) -> PathBuf {
+    std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned()).join(LOG)
 }
 
-/// Remove the log of `folder` (every record in it is held by the database).
-pub(super) fn remove_log(folder: &Path) {
-    let _ = std::fs::remove_file(folder.join(LOG));
+/// The log of the database in `folder` (see [`find`]; a build before kept it as `zarrdb-log`).
+fn find_log(
+    folder: &Path,
+    stored: Option<Applied>,
+    name: Option<&LogName>,
+    writable: bool,
+) -> Result<Option<Found>, StoreError> {
+    // Not tied to data.mdb's inode: a copy of the folder is a copy of the log as well.
+    find(NAME, stored, name, 0, &log_file(folder), &[folder.join(LOG)], writable)
 }
 
 fn sync_folder(folder: &Path) -> io::Result<()> {
@@ -446,32 +483,48 @@ pub(super) fn read_applied(opened: &Opened, txn: &RoTxn<'_, WithoutTls>) -> Resu
     Applied::from_bytes(value).map(Some).map_err(damaged)
 }
 
-/// Store `applied` under [`APPLIED_KEY`] in `txn`.
-pub(super) fn store_applied(opened: &Opened, txn: &mut RwTxn<'_>, applied: Applied) -> heed::Result<()> {
-    opened.layout.put(opened.db, txn, APPLIED_KEY, &applied.to_bytes())
+/// What [`NAME_KEY`] holds in `opened`'s database as `txn` sees it.
+fn read_name(opened: &Opened, txn: &RoTxn<'_, WithoutTls>) -> Result<Option<LogName>, StoreError> {
+    let damaged = |what| StoreError::Damaged { backend: NAME, operation: "open", key: NAME_KEY.to_owned(), what };
+    let Some(stored) = opened.db.get(txn, NAME_KEY).map_err(lmdb_error("get", NAME_KEY))? else {
+        return Ok(None);
+    };
+    let (value, sum) = opened.layout.split(NAME_KEY, stored).map_err(damaged)?;
+    sealed::verify(NAME_KEY, value, sum).map_err(damaged)?;
+    LogName::from_bytes(value).map(Some).map_err(damaged)
 }
 
-/// Apply the records of the log in `folder` that `opened`'s latest commit does not hold, in
-/// order, in one commit (not synced: the checkpoint that follows syncs it).
-pub(super) fn replay(opened: &Opened, folder: &Path) -> Result<Replayed, StoreError> {
-    let place = place(folder);
-    let file = place.open_existing().map_err(|e| read_error(NAME, &place, e))?;
-    let stored = {
+/// Store `position` under [`APPLIED_KEY`] (and [`NAME_KEY`]) in `txn`.
+fn store_position(opened: &Opened, txn: &mut RwTxn<'_>, position: &Position) -> heed::Result<()> {
+    opened.layout.put(opened.db, txn, APPLIED_KEY, &position.applied.to_bytes())?;
+    match &position.name {
+        Some(name) => opened.layout.put(opened.db, txn, NAME_KEY, &name.to_bytes()),
+        None => Ok(()),
+    }
+}
+
+/// Apply the records of the log of the database in `folder` that `opened`'s latest commit does
+/// not hold, in order, in one commit (not synced: the checkpoint that follows syncs it). Returns
+/// the log found too (opened for writing when `writable`).
+fn replay(opened: &Opened, folder: &Path, writable: bool) -> Result<(Replayed, Option<Found>), StoreError> {
+    let (stored, name) = {
         let txn = opened.env.read_txn().map_err(lmdb_error("replay the commit log", ""))?;
-        read_applied(opened, &txn)?
+        (read_applied(opened, &txn)?, read_name(opened, &txn)?)
     };
-    let nothing = Replayed { stored, last: stored.map_or(0, |a| a.seq), end: 0 };
-    let (Some(file), Some(applied)) = (file, stored) else { return Ok(nothing) };
+    let found = find_log(folder, stored, name.as_ref(), writable)?;
+    let nothing = Replayed { stored, name: name.clone(), last: stored.map_or(0, |a| a.seq), end: 0 };
+    let (Some(found), Some(applied)) = (found, stored) else { return Ok((nothing, None)) };
     let mut txn = opened.env.write_txn().map_err(lmdb_error("replay the commit log", ""))?;
-    let (last, end) = follow(NAME, &place, file.as_ref(), applied, u64::MAX, |batch| {
+    let (last, end) = found.follow(NAME, applied, u64::MAX, |batch| {
         apply(opened, &mut txn, &batch).map_err(lmdb_error("replay the commit log", ""))?;
         Ok(true)
     })?;
     if last == applied.seq {
-        return Ok(nothing);
+        return Ok((nothing, Some(found)));
     }
-    store_applied(opened, &mut txn, Applied { seq: last, ..applied })
+    let position = Position { applied: Applied { seq: last, ..applied }, name: None };
+    store_position(opened, &mut txn, &position)
         .and_then(|()| txn.commit())
         .map_err(lmdb_error("replay the commit log", ""))?;
-    Ok(Replayed { stored: Some(Applied { seq: last, ..applied }), last, end })
+    Ok((Replayed { stored: Some(position.applied), name, last, end }, Some(found)))
 }

@@ -1,10 +1,10 @@
 //! Where the commit log's bytes live (`mod.rs`): a file beside the database, or, in the fault
 //! injection tests, a simulated disk that loses what was not synced when it "crashes".
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The operations the log needs of its storage.
@@ -18,7 +18,8 @@ pub(crate) trait LogFile: Send + Sync {
     fn start_writeback(&self, _offset: u64, _len: usize) {}
 }
 
-/// The log's storage: named by a path, opened at its first record, or given (tests).
+/// The log's storage: a file named by a path (created at its first record, see `identity.rs`),
+/// or given (tests).
 #[derive(Clone)]
 pub(crate) enum Place {
     Path(PathBuf),
@@ -35,45 +36,12 @@ impl Place {
         }
     }
 
-    /// The log's storage to read, `None` where there is none.
-    pub(crate) fn open_existing(&self) -> io::Result<Option<Arc<dyn LogFile>>> {
+    /// The simulated disk of a given place.
+    pub(super) fn given(&self) -> Option<Arc<dyn LogFile>> {
         match self {
-            Place::Path(path) => match File::open(path) {
-                Ok(file) => Ok(Some(Arc::new(file))),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(e),
-            },
-            Place::Given(file) => Ok(Some(file.clone())),
+            Place::Path(_) => None,
+            Place::Given(file) => Some(file.clone()),
         }
-    }
-
-    /// The log's storage to write, created if needed.
-    pub(super) fn open_for_writing(&self) -> io::Result<Arc<dyn LogFile>> {
-        match self {
-            Place::Path(path) => {
-                let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-                // The file's name must survive a crash as its records do.
-                sync_folder(path)?;
-                Ok(Arc::new(file))
-            }
-            Place::Given(file) => Ok(file.clone()),
-        }
-    }
-
-    /// Remove the log (a given one stays: its records are all held by the database).
-    pub(super) fn remove(&self) {
-        if let Place::Path(path) = self {
-            if path.exists() {
-                let _ = std::fs::remove_file(path);
-            }
-        }
-    }
-}
-
-fn sync_folder(path: &Path) -> io::Result<()> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(folder) => File::open(folder)?.sync_all(),
-        None => File::open(".")?.sync_all(),
     }
 }
 

@@ -43,7 +43,7 @@ impl LogFile for Bytes<'_> {
 /// allowed.
 pub fn commit_log(bytes: &[u8]) {
     let file = Bytes(bytes);
-    let Ok(mut records) = Records::new(&file) else { return };
+    let Ok(mut records) = Records::new(&file, 0) else { return };
     let mut first_id = None;
     while let Ok(Some((id, seq, payload))) = records.next() {
         first_id.get_or_insert(id);
@@ -52,7 +52,7 @@ pub fn commit_log(bytes: &[u8]) {
         encode(&mut again, &batch, id, seq);
         assert_eq!(again.len(), encoded_len(&batch), "encoded_len disagrees with encode");
         let reread = Bytes(&again);
-        let mut reread = Records::new(&reread).expect("an in-memory log has a length");
+        let mut reread = Records::new(&reread, 0).expect("an in-memory log has a length");
         let (id2, seq2, payload2) =
             reread.next().expect("an in-memory read").expect("a record just laid out reads back whole");
         assert_eq!((id2, seq2), (id, seq), "the record's id and sequence number changed");
@@ -61,7 +61,7 @@ pub fn commit_log(bytes: &[u8]) {
     }
     let Some(id) = first_id else { return };
     let place = Place::Path(PathBuf::from("(fuzzed commit log)"));
-    let _ = follow("fuzz", &place, &file, Applied { id, seq: 0 }, u64::MAX, |_batch| Ok(true));
+    let _ = follow("fuzz", &place, &file, 0, Applied { id, seq: 0 }, u64::MAX, |_batch| Ok(true));
 }
 
 fn assert_same(a: &WriteBatch, b: &WriteBatch) {

@@ -29,9 +29,14 @@
 //! length `u32` and key, tag `u8` (0 removed, 1 stored) and, when stored, value length `u32` and
 //! value (`record.rs`). The database id (random, stored with the sequence number) keeps a log left
 //! beside a file that was since deleted and created anew from being applied to the new database.
+//!
+//! Which file is the log (`identity.rs`): one the database names, with a header carrying the
+//! database id, the log's id and (redb) the inode of the database's file, found whatever name the
+//! database was opened by, created exclusively and removed only while its name still names it.
 
 mod file;
 pub(crate) mod fuzzing;
+mod identity;
 mod record;
 
 use std::hash::{BuildHasher, Hasher};
@@ -40,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub(crate) use file::{LogFile, Place};
+pub(crate) use identity::{default_log, find, inode_of, Found, LogName, NAME_KEY};
 use record::{decode, encode, encoded_len, le_u64, Records, HEADER, LARGEST};
 
 use crate::error::StoreError;
@@ -50,7 +56,7 @@ const GROWTH: u64 = 256 << 10;
 /// The key holding the database id and the sequence number of the last record applied.
 pub(crate) const APPLIED_KEY: &str = "__zarrdb/commit-log";
 
-/// The log beside the database at `database`.
+/// The log beside the database at `database`, by its name (see [`default_log`]).
 pub(crate) fn log_path(database: &Path) -> PathBuf {
     let mut name = database.as_os_str().to_owned();
     name.push("-log");
@@ -77,7 +83,7 @@ impl Applied {
         Ok(Applied { id, seq })
     }
 
-    fn fresh() -> Applied {
+    pub(crate) fn fresh() -> Applied {
         // A random id: std's hasher is keyed randomly per process, and the time varies it more.
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher
@@ -98,9 +104,29 @@ impl Applied {
 pub(crate) struct CommitLog {
     /// The engine's name, for errors.
     backend: &'static str,
+    /// The log's file: where the database names it, or where a new one goes.
     place: Place,
+    /// Where a log of this database goes by default (`identity::default_log`): another name is
+    /// made from it when something else is there.
+    default: PathBuf,
+    /// The database's file, whose owner and mode a new log takes.
+    model: PathBuf,
+    /// A new log is tied to the inode of `model` (redb: a copy of the file is not the database);
+    /// LMDB's, in the database's own folder, to none.
+    tied: bool,
     /// Opened at the first record.
     file: Option<Arc<dyn LogFile>>,
+    /// The file itself, checked before its name is removed (`None`: a simulated disk).
+    held: Option<(PathBuf, Arc<std::fs::File>)>,
+    /// The log's id, in its header and in the name the database stores.
+    log_id: u64,
+    /// Where records start: after the header (0 on a simulated disk).
+    start: u64,
+    /// No log file could be made here (a folder without write permission): commits go to the
+    /// engine durably.
+    unavailable: bool,
+    /// An older build's log, replayed at the open: removed once a durable commit holds it.
+    legacy: Option<Found>,
     /// Where the next record goes.
     offset: u64,
     /// How much of the file is written (zeros or records).
@@ -110,8 +136,9 @@ pub(crate) struct CommitLog {
     last: u64,
     /// The last sequence number a durable commit of the engine holds: records up to it are not needed.
     durable: u64,
-    /// A durable commit of the engine holds the id: until then a replay would not know the log as the
-    /// database's own, so commits go to redb durably.
+    /// A durable commit of the engine holds the database's id and names this log (its id and
+    /// path): until then a replay would not find it, or not know it as the database's own, so
+    /// commits go to the engine durably (and name it, [`CommitLog::position`]).
     anchored: bool,
     /// A failed commit's record could not be taken back: a reopen would apply it, so no later
     /// commit may be applied before that happens.
@@ -124,17 +151,38 @@ pub(crate) struct CommitLog {
 }
 
 impl CommitLog {
-    /// The log at `place` of a database where [`replay`] found `replayed`, checkpointed once
-    /// `capacity` bytes would not hold the next record.
-    pub(crate) fn new(backend: &'static str, place: Place, replayed: Replayed, capacity: u64) -> CommitLog {
-        let anchored = replayed.stored.is_some();
+    /// The log of a database where a replay found `replayed`, in `found` (if any: one of this
+    /// build goes on, one of an older build is removed once a durable commit holds its records),
+    /// or else at `default`, named after the database's file `model` (and tied to its inode when
+    /// `tied`); checkpointed once `capacity` bytes would not hold the next record.
+    pub(crate) fn new(
+        backend: &'static str,
+        default: Place,
+        model: &Path,
+        tied: bool,
+        replayed: Replayed,
+        found: Option<Found>,
+        capacity: u64,
+    ) -> CommitLog {
         let applied = replayed.stored.unwrap_or_else(Applied::fresh);
-        CommitLog {
+        let default_path = match &default {
+            Place::Path(path) => path.clone(),
+            Place::Given(_) => PathBuf::new(),
+        };
+        let mut log = CommitLog {
             backend,
-            anchored,
-            place,
+            anchored: replayed.stored.is_some(),
+            place: default,
+            default: default_path,
+            model: model.to_owned(),
+            tied,
             file: None,
-            offset: replayed.end,
+            held: None,
+            log_id: Applied::fresh().id,
+            start: 0,
+            unavailable: false,
+            legacy: None,
+            offset: 0,
             prepared: 0,
             id: applied.id,
             last: replayed.last,
@@ -142,12 +190,85 @@ impl CommitLog {
             broken: false,
             record: Vec::new(),
             capacity,
+        };
+        match (found, &log.place) {
+            (Some(found), _) if found.current => {
+                // Its own log, wherever the database was opened from: records go on in it.
+                log.log_id = replayed.name.as_ref().map_or(0, |n| n.id);
+                log.prepared = found.file.len().unwrap_or(0);
+                (log.place, log.file, log.held, log.start) = (found.place, Some(found.file), found.held, found.start);
+            }
+            (found, Place::Path(path)) => {
+                log.legacy = found;
+                log.start = identity::START;
+                match &replayed.name {
+                    // The log the database names goes here: it is made again with its id.
+                    Some(name) if name.path == *path => log.log_id = name.id,
+                    // Named afresh by the next durable commit.
+                    _ => log.anchored = false,
+                }
+            }
+            (_, Place::Given(_)) => {}
+        }
+        log.offset = replayed.end.max(log.start);
+        log
+    }
+
+    /// Whether `batch` goes through the log: small enough, the database's id durable and the log
+    /// named by a durable commit, its file there (made now if need be).
+    pub(crate) fn takes(&mut self, batch: &WriteBatch) -> bool {
+        self.anchored && !self.unavailable && encoded_len(batch) <= LARGEST && self.ensure_file()
+    }
+
+    /// Open (or make) the log's file; `false` when there is none to write to: the name is taken
+    /// by another file (the log takes another name, for the next durable commit to store), or no
+    /// file can be made here.
+    fn ensure_file(&mut self) -> bool {
+        if self.file.is_some() {
+            return true;
+        }
+        let path = match &self.place {
+            Place::Given(file) => {
+                self.prepared = file.len().unwrap_or(0);
+                self.file = Some(file.clone());
+                return true;
+            }
+            Place::Path(path) => path.clone(),
+        };
+        let inode = if self.tied { inode_of(&self.model) } else { 0 };
+        let owner = identity::Owner { database: self.id, log: self.log_id, inode };
+        match identity::create(&path, owner, &self.model) {
+            Ok(file) => {
+                self.held = Some((path, file.clone()));
+                self.file = Some(file);
+                self.prepared = identity::START;
+                self.offset = self.offset.max(identity::START);
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                // Another file has the name: it is left alone, and the log goes beside it.
+                self.log_id = Applied::fresh().id;
+                let mut other = self.default.clone().into_os_string();
+                other.push(format!(".{:016x}", self.log_id));
+                self.place = Place::Path(PathBuf::from(other));
+                self.anchored = false;
+                false
+            }
+            Err(_) => {
+                self.unavailable = true;
+                false
+            }
         }
     }
 
-    /// Whether `batch` goes through the log: small enough, and the database's id durable.
-    pub(crate) fn takes(&self, batch: &WriteBatch) -> bool {
-        self.anchored && encoded_len(batch) <= LARGEST
+    /// What a commit of the engine that does not go through the log stores: the next number, and
+    /// the log's name while no durable commit holds it.
+    pub(crate) fn position(&self) -> Position {
+        let name = match &self.place {
+            Place::Path(path) if !self.anchored => Some(LogName { id: self.log_id, path: path.clone() }),
+            _ => None,
+        };
+        Position { applied: self.next(), name }
     }
 
     /// `Err` once a failed commit's record could not be taken back.
@@ -183,7 +304,7 @@ impl CommitLog {
     pub(crate) fn write(&mut self) -> Result<(), StoreError> {
         if self.durable == self.last {
             // Every record in the file is held by a durable commit: start again at the beginning.
-            self.offset = 0;
+            self.offset = self.start;
         }
         let mut begun = false;
         let written = self.write_record(&mut begun);
@@ -207,14 +328,7 @@ impl CommitLog {
     /// Write the record; `begun` once its own bytes may have reached the file (before, a
     /// failure left nothing to take back: the file only grew, with zeros).
     fn write_record(&mut self, begun: &mut bool) -> io::Result<()> {
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => {
-                let file = self.place.open_for_writing()?;
-                self.prepared = file.len()?;
-                self.file.insert(file)
-            }
-        };
+        let Some(file) = &self.file else { return Err(io::Error::other("the commit log's file is not open")) };
         let end = self.offset + self.record.len() as u64;
         if end > self.prepared {
             let grown = end.div_ceil(GROWTH) * GROWTH;
@@ -252,17 +366,21 @@ impl CommitLog {
     /// A commit of the engine that did not go through the log stored [`CommitLog::next`]: the next
     /// record follows it, so a file put back from before it does not take the log's records.
     /// `durable`: it was a durable commit, which holds every record applied, and the id.
+    /// It stored [`CommitLog::position`], which names the log.
     pub(crate) fn advanced(&mut self, durable: bool) {
         self.last += 1;
         if durable {
-            self.durable = self.last;
             self.anchored = true;
+            self.checkpointed();
         }
     }
 
-    /// A durable commit of the engine (a compaction) now holds every record applied.
+    /// A durable commit of the engine (a compaction, a checkpoint) now holds every record applied.
     pub(crate) fn checkpointed(&mut self) {
         self.durable = self.last;
+        if let Some(older) = self.legacy.take() {
+            older.remove();
+        }
     }
 
     /// The sequence number of the last record applied, or commit that stored one.
@@ -270,15 +388,20 @@ impl CommitLog {
         self.last
     }
 
-    /// The database's file was renamed to `database`: the log follows, unless it holds records
-    /// the file does not (then it stays, for the next open of the old name to apply).
+    /// The database's file was renamed to `database`: the log follows (named afresh by the next
+    /// durable commit), unless it holds records the file does not (then it stays, for the next
+    /// open to apply).
     pub(crate) fn moved_to(&mut self, database: &Path) {
-        if self.pending() || self.broken {
+        if self.pending() || self.broken || matches!(self.place, Place::Given(_)) {
             return;
         }
         self.remove();
-        self.place = Place::Path(log_path(database));
-        self.offset = 0;
+        self.default = default_log(database);
+        self.model = database.to_owned();
+        self.place = Place::Path(self.default.clone());
+        self.log_id = Applied::fresh().id;
+        self.anchored = false;
+        self.offset = self.start;
         self.prepared = 0;
     }
 
@@ -287,14 +410,17 @@ impl CommitLog {
         self.durable < self.last
     }
 
-    /// The database closes (or moves) after a checkpoint: remove the file. A file that cannot be
-    /// removed holds only records the database holds, which a replay skips.
+    /// The database closes (or moves) after a checkpoint: remove the file, if its name still
+    /// names it. A file that cannot be removed holds only records the database holds, which a
+    /// replay skips.
     pub(crate) fn remove(&mut self) {
         if self.pending() || self.broken {
             return;
         }
         self.file = None;
-        self.place.remove();
+        if let Some((path, file)) = self.held.take() {
+            let _ = crate::store::beside::remove_held(&path, &file);
+        }
     }
 
     fn error(&self, source: io::Error) -> StoreError {
@@ -303,31 +429,43 @@ impl CommitLog {
     }
 }
 
+/// What a commit that does not go through the log stores (see [`CommitLog::position`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Position {
+    /// Under [`APPLIED_KEY`].
+    pub applied: Applied,
+    /// Under [`NAME_KEY`], when the log is not yet named by a durable commit.
+    pub name: Option<LogName>,
+}
+
 /// What a replay found.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Replayed {
     /// Where the database's file stands (`None`: it never used a log).
     pub stored: Option<Applied>,
+    /// The log the database names as its own (`None`: none, or a build before named none).
+    pub name: Option<LogName>,
     /// The sequence number of the last record applied (the stored one when none was).
     pub last: u64,
     /// Where the record after it goes in the log.
     pub end: u64,
 }
 
-/// Call `apply` with each record of the log in `file` (at `path`) that follows `applied`, in
-/// order, while it returns `true`. Returns the sequence number of the last record applied and
-/// where the record after it goes.
-pub(crate) fn follow(
+/// Call `apply` with each record of the log in `file` (at `place`, records from `start`) that
+/// follows `applied`, in order, while it returns `true`. Returns the sequence number of the last
+/// record applied and where the record after it goes.
+fn follow(
     backend: &'static str,
     place: &Place,
     file: &dyn LogFile,
+    start: u64,
     applied: Applied,
     limit: u64,
     mut apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
 ) -> Result<(u64, u64), StoreError> {
     let damaged =
         |what| StoreError::Damaged { backend, operation: "replay the commit log", key: place.describe(), what };
-    let mut records = Records::new(file).map_err(|e| read_error(backend, place, e))?;
+    let mut records = Records::new(file, start).map_err(|e| read_error(backend, place, e))?;
     let mut expected: Option<u64> = None;
     let (mut last, mut end) = (applied.seq, 0);
     while let Some((id, seq, payload)) = records.next().map_err(|e| read_error(backend, place, e))? {

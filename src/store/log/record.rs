@@ -20,9 +20,10 @@ pub(super) struct Records<'a> {
 }
 
 impl<'a> Records<'a> {
-    pub(super) fn new(file: &'a dyn LogFile) -> io::Result<Records<'a>> {
+    /// The records of `file` from `start`.
+    pub(super) fn new(file: &'a dyn LogFile, start: u64) -> io::Result<Records<'a>> {
         let len = file.len()?;
-        Ok(Records { file, len, at: 0 })
+        Ok(Records { file, len, at: start })
     }
 
     /// The next whole record: database id, sequence number and payload.

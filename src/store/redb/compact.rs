@@ -5,13 +5,14 @@
 //! transaction is open: a reader may still see the pages it would move. A program that holds a
 //! snapshot (a long export, a reader thread) would then never get its space back. In the
 //! single-process mode no other process has the file open (redb locks it), so the latest commit
-//! is copied instead, value by value, into a new file beside it, which is synced and renamed
-//! over the old name: a crash leaves the old file (and a stray copy, which the next compaction
-//! removes) or the new one. Open snapshots keep reading the old file, now nameless, until they
+//! is copied instead, value by value, into a new file beside it (created exclusively under a name
+//! of this process, `.NAME.compacting.PID.N`), given the old file's owner, group and mode,
+//! synced and renamed over the old name: a crash leaves the old file (and a stray copy, which the
+//! next compaction removes once its process is gone) or the new one. Open snapshots keep reading the old file, now nameless, until they
 //! end. In multi-writer mode other processes may hold the old file open and would go on writing
 //! to it, so only the in-place compaction runs there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use redb::ReadableDatabase;
 
 use super::{engine_error, open_database, unpanicked, RedbEngine, RedbOptions, NAME, TABLE};
 use crate::error::{CompactError, StoreError};
-use crate::store::kv::remove_stray;
+use crate::store::beside;
 
 /// Bytes of values copied per transaction into the new file: bounds the dirty pages redb keeps
 /// in memory until a commit.
@@ -35,11 +36,12 @@ impl RedbEngine {
         // Where a copy may replace the file: a file of its own that no other process holds.
         let copyable = self.db.reopen_target().filter(|_| !self.multi_writer);
         if let Some((path, _)) = &copyable {
-            // A copy an earlier compaction left when it was interrupted.
-            remove_stray(&sibling(path)).map_err(failed)?;
+            // Copies earlier compactions left when they were interrupted.
+            beside::remove_abandoned(path, COPY);
         }
         let compacted = self.compact_in_place().map_err(failed)?;
-        if !compacted {
+        let copied = !compacted;
+        if copied {
             let Some((path, options)) = copyable else {
                 return Err(CompactError::InUse {
                     database: database.to_owned(),
@@ -54,6 +56,11 @@ impl RedbEngine {
         commits.last_sync = Instant::now();
         if let Some(log) = &mut commits.log {
             log.checkpointed();
+            if copied {
+                // The log is tied to the file's inode, which the copy does not have: the next
+                // record goes to a log made for it.
+                log.remove();
+            }
         }
         Ok(())
     }
@@ -73,27 +80,35 @@ impl RedbEngine {
 
     /// Copy the latest commit into a new file and put it in the place of `path`.
     fn compact_by_copy(&self, path: &Path, options: RedbOptions) -> Result<(), StoreError> {
-        let copy = sibling(path);
+        let copy = beside::unique_beside(path, COPY);
         let io =
             |e: std::io::Error| StoreError::Io { operation: "compact", key: copy.display().to_string(), source: e };
-        let written = self
-            .copy_latest(&copy, options)
-            .and_then(|()| std::fs::File::open(&copy).and_then(|f| f.sync_all()).map_err(io));
+        let file = beside::create_new(&copy, 0o600).map_err(io)?;
+        let held = file.try_clone().map_err(io)?;
+        let written = beside::take_owner_and_mode(&held, path, 0o7777)
+            .map_err(|source| StoreError::Io {
+                operation: "compact: give the copy the database's owner, group and mode",
+                key: path.display().to_string(),
+                source,
+            })
+            .and_then(|()| self.copy_latest(file, options))
+            .and_then(|()| held.sync_all().map_err(io));
         if let Err(e) = written {
-            let _ = std::fs::remove_file(&copy);
+            let _ = beside::remove_held(&copy, &held);
             return Err(e);
         }
         self.db.replace("compact", || {
-            std::fs::rename(&copy, path).map_err(io)?;
-            if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::File::open(folder).and_then(|f| f.sync_all()).map_err(io)?;
+            // The copy is still the file this process made (nothing put another in its place).
+            if !beside::names(&copy, &held) {
+                return Err(io(std::io::Error::other("the compacted copy was replaced by another file")));
             }
-            Ok(())
+            std::fs::rename(&copy, path).map_err(io)?;
+            beside::sync_folder(path).map_err(io)
         })
     }
 
     /// Every entry of the latest commit, segments as they are, into a new database at `copy`.
-    fn copy_latest(&self, copy: &Path, options: RedbOptions) -> Result<(), StoreError> {
+    fn copy_latest(&self, copy: std::fs::File, options: RedbOptions) -> Result<(), StoreError> {
         let db = self.db.get("compact")?;
         unpanicked("compact", "", || {
             let read = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
@@ -103,8 +118,15 @@ impl RedbEngine {
                 Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
             };
             let plain = RedbOptions { multi_writer: false, read_only: false, verify: false, ..options };
-            let mut new = open_database(copy, plain, |builder| builder.create(copy)).map_err(|e| {
-                StoreError::Engine { backend: NAME, operation: "compact", key: String::new(), source: Box::new(e) }
+            let shown = Path::new("(the compacted copy)");
+            let mut new = open_database(shown, plain, |builder| {
+                builder.create_with_backend(redb::backends::FileBackend::new(copy)?)
+            })
+            .map_err(|e| StoreError::Engine {
+                backend: NAME,
+                operation: "compact",
+                key: String::new(),
+                source: Box::new(e),
             })?;
             let mut entries = match &table {
                 Some(t) => Some(t.range::<&[u8]>(..).map_err(engine_error(NAME, "compact", ""))?),
@@ -139,9 +161,5 @@ impl RedbEngine {
     }
 }
 
-/// Where the copy is written: beside the file (so the rename stays within one file system),
-/// hidden, named after it.
-fn sibling(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.compacting"))
-}
+/// What the copy's name says it is (see [`beside::unique_beside`]).
+const COPY: &str = "compacting";

@@ -20,7 +20,6 @@ use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
 
 use super::{log, open_database, unpanicked, RedbOptions, NAME};
 use crate::error::StoreError;
-use crate::store::log as commit_log;
 use crate::store::panic;
 
 /// An open redb database; closing it (when the handle and every snapshot have let go) may panic
@@ -193,7 +192,7 @@ fn open_at(
     })?;
     // redb opened at its last durable commit: the commits applied since from the log come back.
     unpanicked(operation, "", || {
-        log::replay(&db, &commit_log::Place::Path(commit_log::log_path(path)), options.multi_writer, replay_limit)
+        log::replay(&db, log::LogAt::File(path), options.multi_writer, replay_limit, false).map(|_| ())
     })?;
     Ok(Open::new(db))
 }

@@ -70,10 +70,11 @@ struct Commits {
 }
 
 impl Commits {
-    /// What a commit that does not go through the log stores under `log::APPLIED_KEY`: the
-    /// next number, as a record would (see [`commit_log::CommitLog::advanced`]).
-    fn position(&self) -> Option<commit_log::Applied> {
-        self.log.as_ref().map(commit_log::CommitLog::next)
+    /// What a commit that does not go through the log stores under `log::APPLIED_KEY` (and
+    /// `log::NAME_KEY`): the next number, as a record would (see
+    /// [`commit_log::CommitLog::position`]).
+    fn position(&self) -> Option<commit_log::Position> {
+        self.log.as_ref().map(commit_log::CommitLog::position)
     }
 }
 
@@ -107,8 +108,9 @@ impl RedbEngine {
         })?;
         // Commits the last process made durable only in its log are applied before anything reads.
         let durable = options.multi_writer && !options.read_only;
-        let place = commit_log::Place::Path(commit_log::log_path(path));
-        let replayed = unpanicked("open", "", || log::replay(&db, &place, durable, u64::MAX)).map_err(|e| {
+        let writable = !options.read_only && !options.multi_writer && options.commit_log;
+        let replay = || log::replay(&db, log::LogAt::File(path), durable, u64::MAX, writable);
+        let (replayed, found) = unpanicked("open", "", replay).map_err(|e| {
             let path = path.display().to_string();
             match e {
                 StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
@@ -121,8 +123,10 @@ impl RedbEngine {
         if !options.read_only && !options.multi_writer {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
             if options.commit_log {
-                engine.commits.get_mut().log = Some(commit_log::CommitLog::new(NAME, place, replayed, LOG_CAPACITY));
                 engine.db.limit_replay(replayed.last);
+                let place = commit_log::Place::Path(commit_log::default_log(path));
+                let log = commit_log::CommitLog::new(NAME, place, path, true, replayed, found, LOG_CAPACITY);
+                engine.commits.get_mut().log = Some(log);
             } else if replayed.stored.is_some_and(|s| s.seq < replayed.last) {
                 // Replayed without a sync: the next durable commit, or the close, syncs them.
                 engine.unsynced.store(true, Ordering::Release);
@@ -144,12 +148,15 @@ impl RedbEngine {
         let mut engine_log = None;
         if let Some(file) = log {
             let place = commit_log::Place::Given(file);
-            let replayed = unpanicked("open", "", || log::replay(&db, &place, false, u64::MAX)).map_err(|e| {
-                OpenError::Engine { path: shown.display().to_string(), backend: NAME, source: Box::new(e) }
+            let replay = || log::replay(&db, log::LogAt::Given(&place), false, u64::MAX, true);
+            let (replayed, found) = unpanicked("open", "", replay).map_err(|e| OpenError::Engine {
+                path: shown.display().to_string(),
+                backend: NAME,
+                source: Box::new(e),
             })?;
             // A few records' worth, so that the injected failures and crashes land in the full
             // log's checkpoints too, which the tests' small commits would never reach otherwise.
-            engine_log = Some(commit_log::CommitLog::new(NAME, place, replayed, 4 << 10));
+            engine_log = Some(commit_log::CommitLog::new(NAME, place, shown, false, replayed, found, 4 << 10));
         }
         let engine = RedbEngine::with_handle(handle::Handle::new(db, None), options);
         engine.commits.lock().log = engine_log;
@@ -221,7 +228,7 @@ impl RedbEngine {
         &self,
         batch: &WriteBatch,
         durable: bool,
-        position: Option<commit_log::Applied>,
+        position: Option<commit_log::Position>,
     ) -> Result<(), StoreError> {
         let txn = self.begin_write()?;
         self.db.note(unpanicked("commit", "", || apply_in(txn, batch, durable, position)))
@@ -233,7 +240,7 @@ impl RedbEngine {
         let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
         if log.prepare(batch) {
             // The log is full of records only it holds: a durable commit takes them over.
-            let position = log.next();
+            let position = log.position();
             self.apply(&WriteBatch::default(), true, Some(position))?;
             self.note_commit(true, commits);
             let Some(log) = &mut commits.log else { unreachable!("only called with a log") };
@@ -247,7 +254,7 @@ impl RedbEngine {
         log.write()?;
         // The batch goes into redb's transaction while the record travels to the disk; the
         // transaction commits (and readers see it) only once the record is there.
-        let position = log.next();
+        let position = log.position();
         let staged =
             self.db.note(unpanicked("commit", "", || stage(txn, batch, redb::Durability::None, Some(position))));
         let txn = match staged {
@@ -308,7 +315,7 @@ fn apply_in(
     txn: redb::WriteTransaction,
     batch: &WriteBatch,
     durable: bool,
-    position: Option<commit_log::Applied>,
+    position: Option<commit_log::Position>,
 ) -> Result<(), StoreError> {
     stage(txn, batch, durability(durable), position)?.commit().map_err(engine_error(NAME, "commit", ""))
 }
@@ -318,14 +325,14 @@ fn stage(
     mut txn: redb::WriteTransaction,
     batch: &WriteBatch,
     durability: redb::Durability,
-    position: Option<commit_log::Applied>,
+    position: Option<commit_log::Position>,
 ) -> Result<redb::WriteTransaction, StoreError> {
     txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
     {
         let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
         write_batch(&mut table, batch)?;
-        if let Some(position) = position {
-            log::store_applied(position, &mut table, "commit")?;
+        if let Some(position) = &position {
+            log::store_position(position, &mut table, "commit")?;
         }
     }
     Ok(txn)
@@ -448,7 +455,7 @@ impl KvEngine for RedbEngine {
         self.writable("commit")?;
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut commits = self.commits.lock();
-        if let Some(log) = &commits.log {
+        if let Some(log) = &mut commits.log {
             log.usable()?;
             // A fast commit not yet durable must not be skipped by a replay of later records:
             // while one is pending, a durable commit goes to redb durably.
