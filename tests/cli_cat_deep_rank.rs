@@ -17,19 +17,22 @@ fn compact(rank: usize, value: &str) -> String {
     format!("{}{value}{}\n", "[".repeat(rank), "]".repeat(rank))
 }
 
-fn rank_thirty_thousand_folder(dir: &std::path::Path) -> String {
+/// A redb database holding an array of 30,000 dimensions of length 1 (a folder cannot: its chunk
+/// key would be 30,000 folders deep).
+fn rank_thirty_thousand_database(dir: &std::path::Path) -> String {
     let n = 30_000;
-    let doc = json!({"zarr_format": 3, "node_type": "array", "shape": vec![1u64; n], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": vec![1u64; n]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 7, "codecs": [{"name": "bytes"}]});
-    std::fs::write(dir.join("zarr.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
-    format!("dir:{}", dir.display())
+    let path = dir.join("deep.redb");
+    let db = zarrdb::Database::create(&path).unwrap();
+    let mut meta = zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt8, vec![1; n], vec![1; n]);
+    meta.fill_value = zarrdb::FillValue::from_le_bytes(vec![7]);
+    zarrdb::Array::create(db.store(), "/", meta).unwrap();
+    format!("redb:{}", path.display())
 }
 
 #[test]
 fn json_of_thirty_thousand_dimensions() {
     let dir = tempfile::tempdir().unwrap();
-    let locator = rank_thirty_thousand_folder(dir.path());
+    let locator = rank_thirty_thousand_database(dir.path());
     let out = zarrdb().args(["cat", "--json", &locator, "/"]).output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     assert!(String::from_utf8(out.stdout).unwrap() == compact(30_000, "7"));
@@ -41,7 +44,7 @@ fn json_of_thirty_thousand_dimensions() {
 fn text_of_thirty_thousand_dimensions() {
     let n = 30_000;
     let dir = tempfile::tempdir().unwrap();
-    let locator = rank_thirty_thousand_folder(dir.path());
+    let locator = rank_thirty_thousand_database(dir.path());
     let mut child = zarrdb().args(["cat", &locator, "/"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut text = Vec::new();
     child.stdout.take().unwrap().read_to_end(&mut text).unwrap();

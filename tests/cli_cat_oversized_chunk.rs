@@ -6,7 +6,6 @@
 
 use std::process::Command;
 
-use zarrdb::store::WritableStore;
 use zarrdb::{Array, ArrayMetadata, DataType, Database};
 
 const VALUE_BYTES: usize = 300 << 20;

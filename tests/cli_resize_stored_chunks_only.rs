@@ -10,7 +10,6 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use zarrdb::store::WritableStore;
 use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, DirectoryStore, FillValue, Store};
 
 const LONG: u64 = 1_000_000_000_000;
