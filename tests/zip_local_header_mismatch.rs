@@ -17,7 +17,8 @@ const DOC: &[u8] = br#"{"zarr_format": 3, "node_type": "array", "shape": [8], "d
 
 /// An archive of the array with chunks `c/0` and `c/1`, and where `c/0`'s local header starts.
 fn zip() -> (Vec<u8>, usize) {
-    let entries = [Crafted::new(b"zarr.json", DOC), Crafted::new(b"c/0", &[1, 2, 3, 4]), Crafted::new(b"c/1", &[5, 6, 7, 8])];
+    let entries =
+        [Crafted::new(b"zarr.json", DOC), Crafted::new(b"c/0", &[1, 2, 3, 4]), Crafted::new(b"c/1", &[5, 6, 7, 8])];
     (archive(&entries), 30 + b"zarr.json".len() + DOC.len())
 }
 

@@ -61,7 +61,8 @@ impl ZipReader {
         let cut = || malformed("local file header cut off");
         let (_needed, flags, method) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
         let (_time, _date) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
-        let (crc32, compressed_size, size) = (f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?);
+        let (crc32, compressed_size, size) =
+            (f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?);
         let (name_len, extra_len) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
         let expected = match entry.method {
             Method::Stored => METHOD_STORED,
