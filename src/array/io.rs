@@ -193,6 +193,7 @@ impl Array {
         row0: u64,
     ) -> Result<(), Error> {
         let key = self.chunk_key(&part.coords);
+        self.check_stored_size(&key)?;
         let mut decoded = Ok(());
         let whole = part.size == self.chunk_shape();
         let found = self.store.with_value(&key, &mut |encoded| {
@@ -216,6 +217,26 @@ impl Array {
             self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0);
         }
         Ok(())
+    }
+
+    /// Refuse the chunk stored under `key` when it is longer than the array's codecs can produce,
+    /// before it is read: the store knows its length, and reading a hostile value whole would cost
+    /// its size in memory. The bound is exact for a chain whose encoded size is fixed (no
+    /// compression) and generous otherwise (twice the codecs' worst case, plus 1 MiB), so a chunk
+    /// any real encoder wrote is never refused by it.
+    pub(super) fn check_stored_size(&self, key: &str) -> Result<(), Error> {
+        const SLACK: u64 = 1 << 20;
+        let limit = match self.chain().fixed_encoded_size() {
+            Some(exact) => exact,
+            None => self.chain().max_encoded_size().saturating_mul(2).saturating_add(SLACK),
+        };
+        match self.store.size(key)? {
+            Some(stored) if stored > limit => Err(Error::Codec {
+                key: key.to_owned(),
+                source: crate::error::CodecError::StoredTooLarge { stored, limit },
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Copy one read piece into its box of `dst` (a buffer of `dst_shape` starting at array row
@@ -404,6 +425,7 @@ impl Array {
     /// value where the synchronizer compares it at store time (`None` otherwise); `None` when not
     /// stored.
     pub(super) fn read_chunk_for_update(&self, key: &str) -> Result<Option<(Vec<u8>, Fingerprint)>, Error> {
+        self.check_stored_size(key)?;
         let Some(encoded) = self.store.get(key)? else { return Ok(None) };
         let read = match *self.synchronizer {
             Synchronizer::Processes { .. } => fingerprint(Some(&encoded)),
@@ -490,6 +512,7 @@ impl Array {
     /// The decoded chunk at `coords`, or `None` when it is not stored.
     pub(crate) fn read_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, Error> {
         let key = self.chunk_key(coords);
+        self.check_stored_size(&key)?;
         let Some(encoded) = self.store.get(&key)? else { return Ok(None) };
         let decoded = self.chain().decode(encoded).map_err(|source| Error::Codec { key, source })?;
         Ok(Some(decoded))

@@ -182,6 +182,17 @@ impl Array {
     }
 
     fn stored_chunks_unscoped(&self) -> Result<Vec<(Vec<u64>, u64)>, Error> {
+        let mut out = Vec::new();
+        for (key, coords) in self.stored_chunk_coords_unscoped()? {
+            let size = self.store.size(&key)?.unwrap_or(0);
+            out.push((coords, size));
+        }
+        Ok(out)
+    }
+
+    /// The key and grid coordinates of every chunk stored under this array (one listing of its
+    /// prefix).
+    fn stored_chunk_coords_unscoped(&self) -> Result<Vec<(String, Vec<u64>)>, Error> {
         let rank = self.metadata.shape.len();
         let grid = self.metadata.grid_shape();
         let mut out = Vec::new();
@@ -189,8 +200,7 @@ impl Array {
             let rel = &key[self.prefix.len()..];
             let Some(coords) = self.metadata.chunk_key_encoding.decode(rel, rank) else { continue };
             if coords.iter().zip(&grid).all(|(c, g)| c < g) {
-                let size = self.store.size(&key)?.unwrap_or(0);
-                out.push((coords, size));
+                out.push((key, coords));
             }
         }
         Ok(out)

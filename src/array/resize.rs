@@ -113,37 +113,31 @@ impl Array {
         let old = &self.metadata.shape;
         let keep: Vec<u64> = old.iter().zip(&new.shape).map(|(o, n)| *o.min(n)).collect();
         let shrinks = new.shape.iter().zip(old).any(|(n, o)| n < o);
-        let candidates = if shrinks {
-            // Chunks beyond the new shape can be anywhere; the listing finds the stored ones.
-            self.stored_chunks_unscoped()?.into_iter().map(|(coords, _)| coords).collect()
-        } else {
-            self.boundary_chunks(&new.shape)
-        };
-        for coords in candidates {
-            self.trim_chunk(&coords, &keep)?;
+        let exposed = self.exposed_boundaries(&new.shape);
+        if shrinks || !exposed.is_empty() {
+            // Only stored chunks can need a change, and the listing finds them: the cost follows
+            // what is stored, never the grid (a grown dimension's boundary slab of an array with
+            // a long other dimension holds more chunks than memory could list).
+            for (_, coords) in self.stored_chunk_coords_unscoped()? {
+                if shrinks || exposed.iter().any(|&(d, index)| coords[d] == index) {
+                    self.trim_chunk(&coords, &keep)?;
+                }
+            }
         }
         self.store.set(&self.path.metadata_key(), &new.to_json_bytes())?;
         Ok(())
     }
 
-    /// The chunks of the old grid that a growth exposes: those holding the old edge along a
-    /// growing dimension whose length was not a whole number of chunks.
-    fn boundary_chunks(&self, new_shape: &[u64]) -> Vec<Vec<u64>> {
-        let old = self.shape();
-        let chunk = self.chunk_shape();
-        let grid = self.metadata.grid_shape();
-        let mut out = Vec::new();
-        for d in 0..old.len() {
-            if new_shape[d] <= old[d] || old[d] % chunk[d] == 0 {
-                continue;
-            }
-            let mut ranges: Vec<std::ops::Range<u64>> = grid.iter().map(|g| 0..*g).collect();
-            ranges[d] = old[d] / chunk[d]..old[d] / chunk[d] + 1;
-            region::for_each_index(&ranges, |c| out.push(c.to_vec()));
-        }
-        out.sort();
-        out.dedup();
-        out
+    /// The chunk boundaries a growth exposes, as (dimension, chunk index along it): the chunks
+    /// holding the old edge along a growing dimension whose length was not a whole number of
+    /// chunks. Their padding beyond the old edge becomes part of the array, so it is reset to
+    /// the fill value where a chunk is stored.
+    fn exposed_boundaries(&self, new_shape: &[u64]) -> Vec<(usize, u64)> {
+        let (old, chunk) = (self.shape(), self.chunk_shape());
+        (0..old.len())
+            .filter(|&d| new_shape[d] > old[d] && old[d] % chunk[d] != 0)
+            .map(|d| (d, old[d] / chunk[d]))
+            .collect()
     }
 
     /// Erase the chunk at `coords` if it lies beyond `keep`, or reset its part beyond `keep` to

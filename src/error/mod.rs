@@ -272,6 +272,15 @@ pub enum CodecError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A stored chunk value is longer than the array's codecs can produce for one chunk: it is
+    /// refused before it is read, so its size costs no memory.
+    #[error("a stored value of {stored} bytes is longer than the {limit} bytes a chunk of this array encodes to")]
+    StoredTooLarge {
+        /// The stored value's length.
+        stored: u64,
+        /// The most a chunk of the array can take encoded.
+        limit: u64,
+    },
     /// Encoding failed inside a codec library.
     #[error("codec \"{codec}\": encoding failed: {reason}")]
     Encode {

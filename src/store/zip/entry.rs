@@ -1,13 +1,15 @@
-//! Reading one entry's bytes: the local header is checked against the central directory, the
-//! data must stay inside the span the layout check gave the entry, and the output is verified
-//! (exact size, CRC-32) before it is returned.
+//! Reading one entry's bytes: the local header is checked against the central directory (name,
+//! method, CRC-32, sizes), the data must stay inside the span the layout check gave the entry,
+//! and the output is verified (exact size, CRC-32) before it is returned.
 
 use std::io::Read;
 
 use flate2::read::DeflateDecoder;
 use flate2::Crc;
 
-use super::format::{escape, Fields, LOCAL_LEN, LOCAL_SIG, METHOD_DEFLATED, METHOD_STORED};
+use super::format::{
+    escape, Fields, FLAG_DATA_DESCRIPTOR, LOCAL_LEN, LOCAL_SIG, METHOD_DEFLATED, METHOD_STORED, SATURATED_32,
+};
 use super::read::{Method, ZipEntry, ZipReader};
 use super::source::Range;
 use crate::error::ZipError;
@@ -57,10 +59,10 @@ impl ZipReader {
             return Err(malformed("no local file header where the central directory points"));
         }
         let cut = || malformed("local file header cut off");
-        let (_needed, _flags, method) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
-        // Sizes and CRC here may be zero (data descriptor) and are not used: the central
-        // directory is authoritative. The method is, though, and a different one is ambiguous.
-        let _skipped = f.bytes(16).ok_or_else(cut)?;
+        let (_needed, flags, method) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
+        let (_time, _date) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
+        let (crc32, compressed_size, size) =
+            (f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?, f.u32().ok_or_else(cut)?);
         let (name_len, extra_len) = (f.u16().ok_or_else(cut)?, f.u16().ok_or_else(cut)?);
         let expected = match entry.method {
             Method::Stored => METHOD_STORED,
@@ -68,6 +70,28 @@ impl ZipReader {
         };
         if method != expected {
             return Err(malformed("the local header names another compression method"));
+        }
+        // The local header must describe the same entry as the central record: a damaged
+        // central directory can point one entry at another's header, and the bytes there would
+        // pass the CRC check when the record carries that other entry's CRC. With a data
+        // descriptor (flag bit 3) the local fields may be zero; a saturated size is in a Zip64
+        // extra field, whose values the central record already carries.
+        let descriptor = flags & FLAG_DATA_DESCRIPTOR != 0;
+        let agrees = |local: u64, central: u64, saturable: bool| {
+            local == central || (descriptor && local == 0) || (saturable && local == u64::from(SATURATED_32))
+        };
+        if !agrees(crc32.into(), entry.crc32.into(), false) {
+            return Err(malformed(&format!(
+                "the local header declares CRC-32 {crc32:08x}, the central directory {:08x}",
+                entry.crc32
+            )));
+        }
+        if !agrees(compressed_size.into(), entry.compressed_size, true) || !agrees(size.into(), entry.size, true) {
+            return Err(malformed(&format!(
+                "the local header declares {compressed_size} bytes stored and {size} uncompressed, the central \
+                 directory {} and {}",
+                entry.compressed_size, entry.size
+            )));
         }
         // header_offset + 30 + name + compressed data fit in data_limit (checked at open), so a
         // name of the expected length is inside the file; another length is a mismatch anyway.

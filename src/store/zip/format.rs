@@ -35,6 +35,9 @@ pub(super) const SATURATED_16: u16 = 0xFFFF;
 
 /// General purpose flag: the entry is encrypted.
 pub(super) const FLAG_ENCRYPTED: u16 = 1 << 0;
+/// General purpose flag: the CRC-32 and sizes follow the data in a data descriptor, and the local
+/// header may hold zeros for them.
+pub(super) const FLAG_DATA_DESCRIPTOR: u16 = 1 << 3;
 /// General purpose flag: the name (and comment) is UTF-8.
 pub(super) const FLAG_UTF8: u16 = 1 << 11;
 
