@@ -25,7 +25,7 @@ pub use object::ObjectStore;
 pub use zip::ZipStore;
 
 use crate::key::validate_key;
-pub(crate) use lmdb::LmdbEngine;
+pub(crate) use lmdb::{LmdbEngine, CHECKSUM_FLAG_KEY as LMDB_CHECKSUM_FLAG_KEY};
 #[cfg(test)]
 pub(crate) use log::LogFile;
 pub(crate) use redb::{RedbEngine, RedbOptions};
