@@ -37,14 +37,21 @@ fn a_newer_format_is_refused_on_every_backend() {
         let original = swap_marker(backend, &path, Some(br#"{"zarrdb_format":4,"zarrdb_version":"9.1.0"}"#));
         assert_eq!(original, Some(current()), "{}", backend.name());
         for read_only in [false, true, false] {
-            let error = Database::builder().backend(backend).read_only(read_only).open(&path).expect_err("format 4 opened");
+            let error =
+                Database::builder().backend(backend).read_only(read_only).open(&path).expect_err("format 4 opened");
             assert_eq!(
                 error.to_string(),
-                format!("cannot open \"{}\": written by zarrdb 9.1.0, format 4; this build reads up to 3", path.display())
+                format!(
+                    "cannot open \"{}\": written by zarrdb 9.1.0, format 4; this build reads up to 3",
+                    path.display()
+                )
             );
             match error {
                 Error::Open(OpenError::NewerFormat { path: at, found, supported, written_by }) => {
-                    assert_eq!((at, found, supported, written_by.as_str()), (path.display().to_string(), 4, 3, "9.1.0"));
+                    assert_eq!(
+                        (at, found, supported, written_by.as_str()),
+                        (path.display().to_string(), 4, 3, "9.1.0")
+                    );
                 }
                 other => panic!("{} read_only {read_only}: {other:?}", backend.name()),
             }
@@ -92,7 +99,9 @@ fn a_multi_line_record_still_gives_a_one_line_message() {
     swap_marker(Backend::Redb, &path, Some(b"{\n  \"zarrdb_format\": 4\n}"));
     let error = database(Backend::Redb, &path).expect_err("format 4 opened");
     assert!(matches!(error, Error::Open(OpenError::NewerFormat { .. })), "{error:?}");
-    assert!(error.to_string().ends_with("written by zarrdb (version not recorded), format 4; this build reads up to 3"));
+    assert!(error
+        .to_string()
+        .ends_with("written by zarrdb (version not recorded), format 4; this build reads up to 3"));
     swap_marker(Backend::Redb, &path, Some(b"zarrdb\nformat 2"));
     let error = database(Backend::Redb, &path).expect_err("an unknown record opened");
     assert!(matches!(error, Error::Open(OpenError::FormatVersion { .. })), "{error:?}");

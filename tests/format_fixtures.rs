@@ -92,7 +92,11 @@ fn check_content(db: &Database, content: &Value, what: &str) {
         assert_eq!(json!(array.shape()), expected["shape"], "{what}: shape of {path}");
         assert_eq!(json!(array.chunk_shape()), expected["chunk_shape"], "{what}: chunks of {path}");
         assert_eq!(Value::Object(array.attributes().clone()), expected["attributes"], "{what}: attributes of {path}");
-        assert_eq!(array.stored_chunks().unwrap().len() as u64, expected["stored_chunks"].as_u64().unwrap(), "{what}: {path}");
+        assert_eq!(
+            array.stored_chunks().unwrap().len() as u64,
+            expected["stored_chunks"].as_u64().unwrap(),
+            "{what}: {path}"
+        );
         assert!(read_values(&array) == expected_values(expected), "{what}: values of {path} differ");
     }
     // Every node of the database is listed: one `zarr.json` per node, nothing else.
@@ -111,12 +115,14 @@ fn check_content(db: &Database, content: &Value, what: &str) {
 
 /// `zarrdb check` of `locator`: no problem, every chunk of `content` checked.
 fn check_cli(locator: &str, content: &Value, what: &str) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(["check", "--json", locator]).output().unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(["check", "--json", locator]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{what}: check failed: {said}{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_str(&said).unwrap();
     assert_eq!(report["problems"], json!([]), "{what}: {said}");
-    let chunks: u64 = content["arrays"].as_object().unwrap().values().map(|a| a["stored_chunks"].as_u64().unwrap()).sum();
+    let chunks: u64 =
+        content["arrays"].as_object().unwrap().values().map(|a| a["stored_chunks"].as_u64().unwrap()).sum();
     assert_eq!(report["chunks"], json!(chunks), "{what}: {said}");
 }
 
@@ -166,7 +172,8 @@ fn every_fixture_opens_reads_checks_and_writes() {
         content["groups"]["/"] = fixture["root_attributes"].clone();
 
         let before = files(&path);
-        let db = Database::builder().backend(backend).read_only(true).open(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let db =
+            Database::builder().backend(backend).read_only(true).open(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
         check_content(&db, &content, &format!("{name}, read-only"));
         drop(db);
         let after = files(&path);

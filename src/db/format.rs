@@ -88,14 +88,18 @@ pub(crate) fn check_format(engine: &dyn KvEngine, backend: Backend, path: &str, 
             return Err(OpenError::Corrupted {
                 path: path.to_owned(),
                 backend: backend.name(),
-                source: format!("format {FORMAT_VERSION} stores LMDB values with checksums, and the flag saying so is missing")
-                    .into(),
+                source: format!(
+                    "format {FORMAT_VERSION} stores LMDB values with checksums, and the flag saying so is missing"
+                )
+                .into(),
             }
             .into())
         }
         Some((_, Some(Marker::Current))) => return Ok(()),
         Some((_, Some(Marker::Newer { found, written_by }))) => {
-            return Err(OpenError::NewerFormat { path: path.to_owned(), found, supported: FORMAT_VERSION, written_by }.into())
+            return Err(
+                OpenError::NewerFormat { path: path.to_owned(), found, supported: FORMAT_VERSION, written_by }.into()
+            )
         }
         Some((_, Some(Marker::Older))) if read_only || bare_lmdb => return Ok(()),
         Some((_, Some(Marker::Older))) => current_marker(),
@@ -106,7 +110,7 @@ pub(crate) fn check_format(engine: &dyn KvEngine, backend: Backend, path: &str, 
                 found: String::from_utf8_lossy(stored).chars().take(80).collect::<String>().escape_debug().to_string(),
                 supported: FORMAT_VERSION,
             }
-            .into())
+            .into());
         }
         // A read-only handle writes nothing; a database without the record holds no data yet.
         None if read_only => return Ok(()),
@@ -158,10 +162,10 @@ mod tests {
             parse(br#"{"zarrdb_format":9,"zarrdb_version":"7.2.0"}"#),
             Some(Marker::Newer { found: 9, written_by: "7.2.0".into() })
         );
-        assert_eq!(parse(b"{\"zarrdb_format\":4,\"zarrdb_version\":\"a\\nb\"}"), Some(Marker::Newer {
-            found: 4,
-            written_by: "a\\nb".into()
-        }));
+        assert_eq!(
+            parse(b"{\"zarrdb_format\":4,\"zarrdb_version\":\"a\\nb\"}"),
+            Some(Marker::Newer { found: 4, written_by: "a\\nb".into() })
+        );
         for unreadable in [&b"zarrdb"[..], b"{}", br#"{"zarrdb_format":0}"#, br#"{"zarrdb_format":"3"}"#, b"[3]"] {
             assert_eq!(parse(unreadable), None, "{}", String::from_utf8_lossy(unreadable));
         }

@@ -511,7 +511,9 @@ pub enum OpenError {
     },
     /// The database was written by a newer zarrdb, in a format this build does not read
     /// (docs/format.md, "Formats").
-    #[error("cannot open \"{path}\": written by zarrdb {written_by}, format {found}; this build reads up to {supported}")]
+    #[error(
+        "cannot open \"{path}\": written by zarrdb {written_by}, format {found}; this build reads up to {supported}"
+    )]
     NewerFormat {
         /// The path given.
         path: String,
