@@ -130,7 +130,11 @@ fn the_current_format_of_every_backend_is_frozen() {
             eprintln!("wrote {}", file.display());
             continue;
         }
-        let first = now.lines().zip(then.lines()).find(|(a, b)| a != b);
+        let first = if then.is_empty() {
+            Some(("(the dump)", "(missing)"))
+        } else {
+            now.lines().zip(then.lines()).find(|(a, b)| a != b)
+        };
         failed.push(format!(
             "{}: the {} layout changed under format {format} (first difference: {first:?}); a layout change needs a \
              new format number (src/db/format.rs, docs/format.md \"Formats\"), then ZARRDB_FREEZE_FORMAT=1",

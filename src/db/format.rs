@@ -6,7 +6,7 @@
 //!
 //! | number | redb | LMDB | sled |
 //! |---|---|---|---|
-//! | 1 | values whole | values bare | values whole |
+//! | 1 | values whole (`&str` keys) | values bare | values whole |
 //! | 2 | values in segments | values with a CRC-32C and its flag | values over 64 KiB in pieces |
 //! | 3 | commit-log position | commit-log position | commit count |
 //!
@@ -15,7 +15,9 @@
 //! with any older number) is read as it is; a writable open upgrades it in place by committing
 //! the current record, one atomic commit, since the current layout of each backend reads every
 //! older one — except LMDB values stored bare (no checksum flag), which stay format 1 and are read
-//! and written bare. A newer number is refused, naming the version that wrote it.
+//! and written bare. redb format 1 keeps its entries in a table of another key type, which the
+//! engine moves into the current table as it opens (`store/redb/upgrade.rs`) before this check.
+//! A newer number is refused, naming the version that wrote it.
 
 use std::path::Path;
 
