@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::open::{check_format, sniff, Found};
+use super::format::check_format;
+use super::open::{sniff, Found};
+use super::Backend;
 use crate::error::{Error, OpenError};
 use crate::store::kv::KvEngine;
 use crate::store::{RedbEngine, RedbOptions};
@@ -25,7 +27,7 @@ const MARK: &str = ".zarrdb-creating.";
 /// A redb database created at `at`, its format marker committed (`display` names it in errors).
 fn open_new(at: &Path, display: &str, options: RedbOptions) -> Result<RedbEngine, Error> {
     let engine = RedbEngine::open(at, true, options)?;
-    check_format(&engine, display, false)?;
+    check_format(&engine, Backend::Redb, display, false)?;
     Ok(engine)
 }
 

@@ -17,6 +17,7 @@ mod compact;
 mod create;
 mod data_scope;
 mod disk_full;
+mod format;
 mod group_commit;
 mod open;
 mod overlay;
@@ -331,7 +332,7 @@ impl DatabaseBuilder {
     /// tests), its format marker checked or written.
     #[cfg(test)]
     pub(crate) fn open_engine(&self, engine: Arc<dyn KvEngine>, path: &Path) -> Result<Database, Error> {
-        open::check_format(engine.as_ref(), &path.display().to_string(), self.read_only)?;
+        format::check_format(engine.as_ref(), self.backend, &path.display().to_string(), self.read_only)?;
         Ok(self.with_engine(engine, path))
     }
 

@@ -5,13 +5,11 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Backend, DatabaseBuilder, Durability, RESERVED_PREFIX};
+use super::format::{check_format, check_redb_file_format};
+use super::{Backend, DatabaseBuilder, Durability};
 use crate::error::{Error, OpenError};
-use crate::store::kv::{KvEngine, WriteBatch};
+use crate::store::kv::KvEngine;
 use crate::store::{LmdbEngine, RedbEngine, RedbOptions, SledEngine};
-
-/// The format this build writes and reads, stored under `__zarrdb/format`.
-pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// The first bytes of every redb file.
 const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
@@ -118,7 +116,10 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         Backend::Redb if found == Found::Nothing => {
             return super::create::create_redb(path, redb_options, || open_engine(options, path, false));
         }
-        Backend::Redb => Arc::new(RedbEngine::open(path, create, redb_options)?),
+        Backend::Redb => {
+            check_redb_file_format(path)?;
+            Arc::new(RedbEngine::open(path, create, redb_options)?)
+        }
         Backend::Lmdb => Arc::new(LmdbEngine::open(
             path,
             create,
@@ -130,7 +131,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         )?),
         Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
     };
-    check_format(engine.as_ref(), &display, options.read_only)?;
+    check_format(engine.as_ref(), options.backend, &display, options.read_only)?;
     Ok(engine)
 }
 
@@ -142,27 +143,3 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
 /// "redb's cache for read-only databases"): big_raw 0.24-0.37 s -> 0.16-0.18 s, peak RSS beyond
 /// the array 387 -> 30 MB; big_zstd, sharded and small_chunks as fast or faster.
 const READ_ONLY_REDB_CACHE: usize = 16 << 20;
-
-/// Read the format marker, or write it into a database that has none yet.
-pub(super) fn check_format(engine: &dyn KvEngine, path: &str, read_only: bool) -> Result<(), Error> {
-    let key = format!("{RESERVED_PREFIX}format");
-    let expected = format!("{{\"zarrdb_format\":{FORMAT_VERSION}}}");
-    match engine.snapshot()?.get(&key)? {
-        Some(found) if found == expected.as_bytes() => Ok(()),
-        Some(found) => Err(OpenError::FormatVersion {
-            path: path.to_owned(),
-            // Escaped, so a marker holding line breaks still makes a one-line message.
-            found: String::from_utf8_lossy(&found).chars().take(80).collect::<String>().escape_debug().to_string(),
-            supported: FORMAT_VERSION,
-        }
-        .into()),
-        // A read-only handle writes nothing; a database without the marker holds no data yet.
-        None if read_only => Ok(()),
-        None => {
-            let mut batch = WriteBatch::default();
-            batch.puts.insert(key, Some(expected.into_bytes()));
-            engine.commit(batch, true)?;
-            Ok(())
-        }
-    }
-}

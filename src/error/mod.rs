@@ -508,14 +508,45 @@ pub enum OpenError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// The database was written by a zarrdb format this build does not read.
-    #[error("\"{path}\" holds zarrdb format {found}, this build reads format {supported}")]
+    /// The database's format record (`__zarrdb/format`) is no record this build understands.
+    #[error("\"{path}\" holds an unknown zarrdb format record {found}; this build reads formats up to {supported}")]
     FormatVersion {
         /// The path given.
         path: String,
-        /// The format marker found.
+        /// The record found (escaped, at most 80 characters).
         found: String,
-        /// The format this build writes and reads.
+        /// The newest format this build reads, the one it writes.
+        supported: u32,
+    },
+    /// The database was written by a newer zarrdb, in a format this build does not read
+    /// (docs/format.md, "Formats").
+    #[error(
+        "cannot open \"{path}\": written by zarrdb {written_by}, format {found}; this build reads up to {supported}"
+    )]
+    NewerFormat {
+        /// The path given.
+        path: String,
+        /// The format number the database holds.
+        found: u32,
+        /// The newest format this build reads, the one it writes.
+        supported: u32,
+        /// The version of the zarrdb that wrote the format record (escaped, at most 40
+        /// characters), or `(version not recorded)`.
+        written_by: String,
+    },
+    /// The engine's own file format is newer than this build's engine reads: the file was written
+    /// by a newer zarrdb (or a newer version of the engine).
+    #[error(
+        "cannot open \"{path}\": written by a newer zarrdb (or a newer {backend}): {backend} file format {found}; this build reads up to {supported}"
+    )]
+    NewerEngineFormat {
+        /// The path given.
+        path: String,
+        /// The backend.
+        backend: &'static str,
+        /// The engine file format found.
+        found: u32,
+        /// The newest engine file format this build reads.
         supported: u32,
     },
     /// The operating system refused to create or open the path.

@@ -26,7 +26,7 @@ pub use object::ObjectStore;
 pub use zip::ZipStore;
 
 use crate::key::validate_key;
-pub(crate) use lmdb::LmdbEngine;
+pub(crate) use lmdb::{LmdbEngine, CHECKSUM_FLAG_KEY as LMDB_CHECKSUM_FLAG_KEY};
 pub(crate) use log::fuzzing as log_fuzzing;
 #[cfg(test)]
 pub(crate) use log::LogFile;

@@ -72,7 +72,9 @@ pub fn raw_marker(backend: Backend, path: &Path) -> Option<Vec<u8>> {
             let txn = env.read_txn().unwrap();
             let db: heed::Database<heed::types::Str, heed::types::Bytes> =
                 env.open_database(&txn, None).unwrap().unwrap();
-            let value = db.get(&txn, MARKER).unwrap().map(lmdb_unseal);
+            // Databases without the checksum flag (LMDB format 1) hold their values bare.
+            let sealed = db.get(&txn, "__zarrdb/lmdb-value-checksum").unwrap().is_some();
+            let value = db.get(&txn, MARKER).unwrap().map(|v| if sealed { lmdb_unseal(v) } else { v.to_vec() });
             drop(txn);
             env.prepare_for_closing().wait();
             value

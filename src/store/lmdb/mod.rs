@@ -14,6 +14,8 @@ mod sealed;
 mod snapshot;
 mod walk;
 
+pub(crate) use sealed::FLAG_KEY as CHECKSUM_FLAG_KEY;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

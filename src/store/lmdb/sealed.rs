@@ -13,7 +13,7 @@ use heed::{RoTxn, RwTxn, WithoutTls};
 
 /// The key of the flag: present in every database created with checksums. Under the reserved
 /// prefix, so users can neither write nor erase it (a test below holds it there).
-const FLAG_KEY: &str = "__zarrdb/lmdb-value-checksum";
+pub(crate) const FLAG_KEY: &str = "__zarrdb/lmdb-value-checksum";
 const FLAG_VALUE: &[u8] = b"crc32c";
 const TRAILER: usize = 4;
 /// Ranged reads of values up to this size check the whole value (microseconds); larger values,

@@ -13,6 +13,7 @@ mod layout;
 mod log;
 mod overlay;
 mod snapshot;
+mod upgrade;
 
 use snapshot::RedbSnapshot;
 
@@ -105,6 +106,12 @@ impl RedbEngine {
             } else {
                 builder.open(path)
             }
+        })?;
+        // A file of format 1 holds its entries in a table of another key type (`upgrade.rs`).
+        unpanicked("open", "", || upgrade::format_1(&db)).map_err(|e| OpenError::Engine {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: Box::new(e),
         })?;
         // Commits the last process made durable only in its log are applied before anything reads.
         let durable = options.multi_writer && !options.read_only;
