@@ -13,8 +13,8 @@
 //! writes (or the file is missing: delete it when only the inputs of this test changed).
 //! docs/format.md, "Formats", says what else a new number needs.
 //!
-//! Two values vary between runs and are masked: the random database id in `__zarrdb/commit-log`,
-//! and the zarrdb version in `__zarrdb/format`.
+//! Three values vary between runs and are masked: the random database id in `__zarrdb/commit-log`,
+//! the log's id and path in `__zarrdb/commit-log-file`, and the zarrdb version in `__zarrdb/format`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ mod make_fixture;
 
 const MARKER: &[u8] = b"__zarrdb/format";
 const COMMIT_LOG: &[u8] = b"__zarrdb/commit-log";
+const COMMIT_LOG_FILE: &[u8] = b"__zarrdb/commit-log-file";
 /// Values up to this length are listed whole; longer ones by length and CRC-32C.
 const WHOLE: usize = 160;
 
@@ -94,12 +95,20 @@ fn dump(backend: Backend, path: &Path) -> (u64, String) {
         } else if key == COMMIT_LOG {
             assert_eq!(value.len(), 16, "database id and sequence number");
             format!("<database id> seq {}", u64::from_le_bytes(value[8..].try_into().unwrap()))
+        } else if key == COMMIT_LOG_FILE {
+            // The log's id is random and its path the test's temporary folder: the layout is what
+            // is frozen, an id of 8 bytes and then the path.
+            let path = std::str::from_utf8(&value[8..]).expect("a UTF-8 path");
+            assert!(path.ends_with("-log") || path.contains("-log.") || path.ends_with("zarrdb-log"), "{path}");
+            "<log id> <absolute path of the log>".to_owned()
         } else if value.len() <= WHOLE {
             escaped(&value)
         } else {
             format!("crc32c {:08x}", crc32c::crc32c(&value))
         };
-        writeln!(lines, "{}\t{} bytes\t{shown}{trailer}", escaped(&key), value.len()).unwrap();
+        // The log's path, and so the record's length, follows the temporary folder.
+        let size = if key == COMMIT_LOG_FILE { "8 + path".to_owned() } else { value.len().to_string() };
+        writeln!(lines, "{}\t{size} bytes\t{shown}{trailer}", escaped(&key)).unwrap();
     }
     let format = format.expect("a format record");
     (format, format!("zarrdb format {format} ({})\n{lines}", backend.name()))

@@ -9,6 +9,7 @@
 //! | 1 | values whole (`&str` keys) | values bare | values whole |
 //! | 2 | values in segments | values with a CRC-32C and its flag | values over 64 KiB in pieces |
 //! | 3 | commit-log position | commit-log position | commit count |
+//! | 4 | commit log named by the database, with a header | the same | as 3 |
 //!
 //! Builds before numbers meant anything wrote `{"zarrdb_format":1}` for all of them, and told the
 //! layouts apart by flags and rules that this build still applies. Such a database (or one marked
@@ -27,7 +28,7 @@ use crate::store::kv::{KvEngine, WriteBatch};
 use crate::store::LMDB_CHECKSUM_FLAG_KEY;
 
 /// The newest format of every backend, the one this build writes.
-pub(crate) const FORMAT_VERSION: u32 = 3;
+pub(crate) const FORMAT_VERSION: u32 = 4;
 
 /// What builds before the numbered formats wrote, whatever their layout.
 const LEGACY_MARKER: &[u8] = br#"{"zarrdb_format":1}"#;
