@@ -115,8 +115,8 @@ def test_every_other_selection_goes_to_the_engine(tmp_path: Path, fallbacks: lis
         model[::3, 1:2] = steps
         array[4, :] = 9  # an integer index drops an axis
         model[4, :] = 9
-        array[37:2:-5, 29] = 0  # a negative step, dropping an axis
-        model[37:2:-5, 29] = 0
+        array[2:38:5, 29] = 0  # a step, dropping an axis
+        model[2:38:5, 29] = 0
         rows, columns = np.array([1, 2, 30, 2]), np.array([0, 5, 29, 5])  # a repeated coordinate
         coords = values((4,))
         array.vindex[rows, columns] = coords

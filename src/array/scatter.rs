@@ -85,7 +85,9 @@ impl Array {
         let (shape, chunk_shape) = (self.shape(), self.chunk_shape());
         let array = || self.path.to_string();
         if chunk.coords.len() != shape.len() {
-            return Err(ArrayError::RankMismatch { array: array(), expected: shape.len(), given: chunk.coords.len() }.into());
+            return Err(
+                ArrayError::RankMismatch { array: array(), expected: shape.len(), given: chunk.coords.len() }.into()
+            );
         }
         let grid = self.metadata.grid_shape();
         // Elements of the chunk inside the array, per dimension (fewer than the chunk's at an edge).
