@@ -45,7 +45,7 @@ pub mod transfer;
 
 // The names most programs need, at the root; everything else in its module (`zarrdb::store`,
 // `zarrdb::error`...).
-pub use array::{Array, Element, Synchronizer};
+pub use array::{Array, ChunkElements, Element, Synchronizer};
 pub use db::{Backend, Database, DatabaseBuilder, Durability, Snapshot, Transaction};
 pub use error::Error;
 pub use hierarchy::{Group, Node, NodePath};

@@ -53,28 +53,86 @@ impl NativeArray {
     /// `data` is any C-contiguous buffer of bytes (a numpy array viewed as `uint8`), read in
     /// place: a 268 MB array copied into `bytes` first cost 0.4 s of a 1.7 s write.
     fn write_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>, data: PyBuffer<u8>) -> PyResult<()> {
-        if !data.is_c_contiguous() {
-            return Err(PyValueError::new_err("write_region takes a C-contiguous buffer of bytes"));
-        }
-        let (address, len) = (data.buf_ptr() as usize, data.len_bytes());
-        let written = py.detach(move || {
-            let bytes: &[u8] = if len == 0 {
-                &[]
-            } else {
-                // SAFETY: `data` holds the buffer export until this function returns, after this
-                // closure: the exporter keeps the memory allocated (numpy refuses to resize an
-                // exported array), and it is `len` contiguous bytes from `address` (checked
-                // above). The slice is only read, and sound as long as nothing writes to the
-                // buffer during the call: the caller's contract, the same as for every CPython
-                // consumer that reads a buffer with the GIL released (`os.write`, `hashlib`,
-                // `zlib`). zarrdb.CodecPipeline passes the value of an assignment, which
-                // zarr-python holds unchanged until the assignment returns; user code that
-                // changes that array from another thread meanwhile has a data race of its own.
-                unsafe { std::slice::from_raw_parts(address as *const u8, len) }
-            };
-            self.array.write_region_bytes(&offset, &shape, bytes)
-        });
+        let bytes = Bytes::of(&data, "write_region")?;
+        let written = py.detach(move || self.array.write_region_bytes(&offset, &shape, bytes.get()));
         drop(data);
         written.map_err(to_py)
+    }
+
+    /// Set elements scattered over chunks (`zarrdb::Array::write_scattered`): for each chunk,
+    /// `(coords, indices, values)` with `indices` the flat C-order positions in the chunk as
+    /// little-endian u64 bytes (None: `values` is the whole chunk) and `values` the elements'
+    /// little-endian bytes, both C-contiguous buffers read in place. One atomic commit on the
+    /// auto-commit store, part of the transaction on a transaction's store; a chunk another
+    /// writer stores meanwhile is read and patched again, so no concurrent update is lost.
+    fn write_scattered(
+        &self,
+        py: Python<'_>,
+        chunks: Vec<(Vec<u64>, Option<PyBuffer<u8>>, PyBuffer<u8>)>,
+    ) -> PyResult<()> {
+        let mut parts = Vec::with_capacity(chunks.len());
+        for (coords, indices, values) in &chunks {
+            let indices = indices.as_ref().map(|i| Bytes::of(i, "write_scattered")).transpose()?;
+            if indices.is_some_and(|i| i.len % 8 != 0) {
+                return Err(PyValueError::new_err("write_scattered takes positions as 8-byte integers"));
+            }
+            parts.push((coords.as_slice(), indices, Bytes::of(values, "write_scattered")?));
+        }
+        let written = py.detach(move || {
+            let positions: Vec<Option<Vec<u64>>> = parts
+                .iter()
+                .map(|(_, indices, _)| {
+                    indices.map(|i| {
+                        i.get().chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())).collect()
+                    })
+                })
+                .collect();
+            let elements: Vec<zarrdb::ChunkElements<'_>> = parts
+                .iter()
+                .zip(&positions)
+                .map(|((coords, _, values), indices)| zarrdb::ChunkElements {
+                    coords,
+                    indices: indices.as_deref(),
+                    values: values.get(),
+                })
+                .collect();
+            self.array.write_scattered(&elements)
+        });
+        drop(chunks);
+        written.map_err(to_py)
+    }
+}
+
+/// The bytes of a buffer export, read in place with the GIL released.
+#[derive(Clone, Copy)]
+struct Bytes {
+    address: usize,
+    len: usize,
+}
+
+impl Bytes {
+    /// The bytes of `data`, which must stay exported (the `PyBuffer` alive) while they are read.
+    fn of(data: &PyBuffer<u8>, method: &str) -> PyResult<Bytes> {
+        if !data.is_c_contiguous() {
+            return Err(PyValueError::new_err(format!("{method} takes C-contiguous buffers of bytes")));
+        }
+        Ok(Bytes { address: data.buf_ptr() as usize, len: data.len_bytes() })
+    }
+
+    fn get(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: every `Bytes` is made by `of` from a `PyBuffer` that its caller keeps alive
+        // until after the engine call reading it returns (`write_region`, `write_scattered`
+        // drop their buffers last): the exporter keeps the memory allocated (numpy refuses to
+        // resize an exported array), and it is `len` contiguous bytes from `address` (checked
+        // by `of`). The slice is only read, and sound as long as nothing writes to the buffer
+        // during the call: the caller's contract, the same as for every CPython consumer that
+        // reads a buffer with the GIL released (`os.write`, `hashlib`, `zlib`).
+        // zarrdb.CodecPipeline passes the value of an assignment, which zarr-python holds
+        // unchanged until the assignment returns, or arrays it made itself; user code that
+        // changes that array from another thread meanwhile has a data race of its own.
+        unsafe { std::slice::from_raw_parts(self.address as *const u8, self.len) }
     }
 }

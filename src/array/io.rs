@@ -350,7 +350,7 @@ impl Array {
     /// (zstd, durable; docs/benchmarks.md, "Group commit wake-ups"): one writer 3,000-3,640
     /// writes/s through the pool, 3,560-3,810 on the calling thread; two writers 4,070-4,700
     /// and 4,530-5,240.
-    fn parts_are_cheap(&self, parts: usize) -> bool {
+    pub(super) fn parts_are_cheap(&self, parts: usize) -> bool {
         const MAX_PARTS: usize = 4;
         const MAX_BYTES: u64 = 4 << 20;
         const MAX_CODED_BYTES: u64 = 1 << 20;
@@ -375,16 +375,21 @@ impl Array {
             self.patch_chunk(part, offset, shape, bytes, &mut chunk);
             return self.store_chunk_if_unchanged(&key, None, chunk).map(drop);
         }
-        // A read-modify-write: stored only if no other writer stored the chunk meanwhile
-        // (`chunk_sync`), read again otherwise.
+        self.read_modify_write(&key, |chunk| self.patch_chunk(part, offset, shape, bytes, chunk))
+    }
+
+    /// Read the chunk under `key` (the fill value when not stored), change it with `patch` and
+    /// store it, only if no other writer stored the chunk meanwhile (`chunk_sync`); otherwise
+    /// read it again and patch it anew.
+    pub(super) fn read_modify_write(&self, key: &str, patch: impl Fn(&mut [u8])) -> Result<(), Error> {
         loop {
-            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(Sealed::new()), &key);
-            let (mut chunk, read) = match self.read_chunk_for_update(&key)? {
+            let seen = chunk_sync::seen(&self.synchronizer, self.store.chunk_versions(Sealed::new()), key);
+            let (mut chunk, read) = match self.read_chunk_for_update(key)? {
                 Some(stored) => stored,
                 None => (self.fill_chunk()?, None),
             };
-            self.patch_chunk(part, offset, shape, bytes, &mut chunk);
-            if self.store_chunk_if_unchanged(&key, seen.map(|v| (v, read)), chunk)? {
+            patch(&mut chunk);
+            if self.store_chunk_if_unchanged(key, seen.map(|v| (v, read)), chunk)? {
                 return Ok(());
             }
         }

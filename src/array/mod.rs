@@ -9,6 +9,7 @@ mod items;
 mod ndarray;
 mod output;
 mod resize;
+mod scatter;
 mod stream;
 
 use crate::store::Sealed;
@@ -20,6 +21,7 @@ pub use check::CheckReport;
 pub use chunk_sync::Synchronizer;
 pub use element::{Element, Time};
 pub use items::Item;
+pub use scatter::ChunkElements;
 
 use crate::codec::{ChunkSpec, CodecChain};
 use crate::error::Error;

@@ -1,32 +1,45 @@
-"""``zarrdb.CodecPipeline``: zarr-python's codec pipeline, with whole selections on a
-``ZarrdbStore`` read and written by the engine in one call.
+"""``zarrdb.CodecPipeline``: zarr-python's codec pipeline for arrays on a ``ZarrdbStore``, where
+every assignment is one atomic read-modify-write done by the engine, and box selections are read
+and written by the engine in one call.
 
-zarr-python encodes, decodes and stores chunk by chunk in Python, under its own concurrency
-limit: for small chunks that per-chunk work, not the store, bounds its speed. When an assignment
-or a read on a ``ZarrdbStore`` is one box of a fixed-size array (basic slicing, the common case),
-this pipeline hands the box to the engine, which encodes or decodes the chunks in parallel in
-Rust and commits the write atomically (the whole assignment, not chunk by chunk; inside a
-transaction, as part of it). Chunks covered in part are read, patched and rewritten inside that
-commit, so concurrent writers of other elements of a shared chunk lose nothing. Everything else
-(other stores, fancy indexing, dropped axes, strings, ``write_empty_chunks=True``) goes through
-zarr-python's own ``BatchedCodecPipeline``, unchanged.
+zarr-python writes part of a chunk by reading the chunk, patching it and storing it again, above
+the store: two writers of one chunk can lose an update, on every store. This pipeline sends each
+assignment to the engine instead: a box selection (basic slicing) as one region write; any other
+selection (steps, integer arrays via ``oindex``, coordinates and masks via ``vindex``, blocks,
+integer indices that drop an axis) as the elements it sets in each chunk, computed by numpy
+exactly as zarr-python computes them (``chunk[chunk_selection] = value[out_selection]``). The
+engine reads, patches and stores every touched chunk in one commit, and a chunk another writer
+(thread or process) stored after it was read is read and patched again: no update is lost, and
+the assignment is atomic. On a transaction's store the write is part of the transaction.
 
-Enable it with ``zarr.config.set({"codec_pipeline.path": "zarrdb.CodecPipeline"})``.
+What the engine cannot write itself (Zarr v2 arrays, strings and other data types that are not
+fixed-size little-endian numbers, codecs zarrdb recognises but cannot run, irregular chunk grids,
+``write_empty_chunks=True``) runs through zarr-python's own pipeline inside one transaction of
+the store: atomic too, the writers serialised by the database's writer lock.
+
+Importing ``zarrdb`` makes this pipeline zarr-python's default (``codec_pipeline.path``), unless
+the configuration names another one. Arrays on other stores then get zarr-python's own
+``BatchedCodecPipeline``, built by zarr-python exactly as without zarrdb.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import zarr
 from zarr.abc.codec import CodecPipeline as _CodecPipeline
+from zarr.core.array import create_codec_pipeline
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.registry import register_pipeline
+from zarr.storage import StorePath
 
 from . import _native
 from ._store import ZarrdbStore, _in_worker
@@ -43,26 +56,28 @@ class _Region:
 
 @dataclass(frozen=True)
 class CodecPipeline(_CodecPipeline):
-    """zarr-python's ``BatchedCodecPipeline`` (``inner``), with box selections on a
-    ``ZarrdbStore`` read and written by the engine (see the module's documentation)."""
+    """The pipeline of an array on a ``ZarrdbStore``: ``inner`` is the pipeline zarr-python
+    would use (see the module's documentation)."""
 
-    inner: BatchedCodecPipeline
+    inner: _CodecPipeline
     metadata: ArrayV3Metadata | None = None
     store: ZarrdbStore | None = None
 
     @classmethod
-    def from_codecs(cls, codecs: Iterable[Any]) -> CodecPipeline:
-        return cls(BatchedCodecPipeline.from_codecs(codecs))
+    def from_codecs(cls, codecs: Iterable[Any]) -> Any:
+        # zarr-python's default pipeline itself: what zarr-python builds from codecs alone (arrays
+        # on other stores, the inner chunks of a shard) stays exactly its own.
+        return BatchedCodecPipeline.from_codecs(codecs)
 
     @classmethod
     def from_array_metadata_and_store(cls, array_metadata: Any, store: Any) -> CodecPipeline:
-        if not isinstance(array_metadata, ArrayV3Metadata):
-            # zarr-python then builds the pipeline from the codecs (Zarr v2 arrays).
-            raise NotImplementedError("zarrdb.CodecPipeline reads and writes Zarr v3 arrays natively")
-        inner = BatchedCodecPipeline.from_codecs(array_metadata.codecs)
         if not isinstance(store, ZarrdbStore):
-            return cls(inner)
-        return cls(inner, array_metadata, store)
+            # zarr-python then builds its own pipeline, as it does without zarrdb.
+            raise NotImplementedError("zarrdb.CodecPipeline serves arrays on a ZarrdbStore")
+        # What zarr-python would build without a store (through `from_codecs` above: its own).
+        inner = create_codec_pipeline(array_metadata, store=None)
+        metadata = array_metadata if isinstance(array_metadata, ArrayV3Metadata) else None
+        return cls(inner, metadata, store)
 
     def evolve_from_array_spec(self, array_spec: Any) -> CodecPipeline:
         return replace(self, inner=self.inner.evolve_from_array_spec(array_spec))
@@ -96,7 +111,7 @@ class CodecPipeline(_CodecPipeline):
         region = None
         if not _reports_missing(batch):
             region = self._region(batch, tuple(out.shape), out.dtype, drop_axes, for_write=False)
-        array = await self._open(region)
+        array = await self._open(region.path if region is not None else None)
         if region is None or array is None:
             return await self.inner.read(batch, out, drop_axes)
         data = await _in_worker(array.read_region, list(region.offset), list(region.shape))
@@ -106,27 +121,93 @@ class CodecPipeline(_CodecPipeline):
 
     async def write(self, batch_info: Any, value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         batch = list(batch_info)
-        region = self._region(batch, tuple(value.shape), value.dtype, drop_axes, for_write=True)
-        array = await self._open(region)
-        if region is None or array is None:
+        store = self.store
+        if store is None or not batch or store.read_only:
+            # A read-only store: zarr-python's pipeline refuses the write with its own error.
             await self.inner.write(batch, value, drop_axes)
             return
-        # Refused as the store's own writes are (read-only, or inside a transaction() block of
-        # this database, where the engine's write would wait for that block: ZarrdbStore).
-        assert self.store is not None
-        self.store._check_writable()
-        values = value.as_numpy_array()
-        if values.shape != region.shape:
-            values = np.broadcast_to(values, region.shape)
-        # The engine reads the elements in place (no copy into bytes) as little-endian bytes.
-        data = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
-        await _in_worker(array.write_region, list(region.offset), list(region.shape), data)
+        # Refused as the store's own writes are (inside a transaction() block of this database,
+        # where the engine's write would wait for that block: ZarrdbStore).
+        store._check_writable()
+        region = self._region(batch, tuple(value.shape), value.dtype, drop_axes, for_write=True)
+        array = await self._open(region.path if region is not None else None)
+        if region is not None and array is not None:
+            values = value.as_numpy_array()
+            if values.shape != region.shape:
+                values = np.broadcast_to(values, region.shape)
+            # The engine reads the elements in place (no copy into bytes) as little-endian bytes.
+            data = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+            await _in_worker(array.write_region, list(region.offset), list(region.shape), data)
+            return
+        plan = self._elements_plan(batch, value)
+        array = await self._open(plan[0] if plan is not None else None)
+        if plan is not None and array is not None:
+            parts = plan[1]
+            await _in_worker(_write_elements, array, parts, value.as_numpy_array(), drop_axes, self._chunk_shape())
+            return
+        await self._write_in_transaction(batch, value, drop_axes)
+
+    async def _write_in_transaction(self, batch: list[Any], value: Any, drop_axes: tuple[int, ...]) -> None:
+        """zarr-python's own write of ``batch``, inside one transaction of the store (or of the
+        transaction the store belongs to): its read-modify-writes see the latest commit and
+        commit together."""
+        store = self.store
+        assert store is not None
+        if store._fixed or any(getattr(setter, "store", None) is not store for setter, *_ in batch):
+            await self.inner.write(batch, value, drop_axes)
+            return
+        txn, tx = await _begin(store)
+        try:
+            rebased = [(StorePath(tx, setter.path), *rest) for setter, *rest in batch]
+            await self.inner.write(rebased, value, drop_axes)
+        except BaseException:
+            await asyncio.shield(_in_thread(txn.abort))
+            raise
+        else:
+            await asyncio.shield(_in_thread(txn.commit))
+        finally:
+            tx._native_store = None
 
     # -- planning -------------------------------------------------------------------------
 
-    def _dtype(self) -> np.dtype[Any]:
+    def _chunk_shape(self) -> tuple[int, ...]:
         assert self.metadata is not None
-        return np.dtype(self.metadata.data_type.to_native_dtype())
+        return tuple(self.metadata.chunk_grid.chunk_shape)
+
+    def _movable(self, dtype: Any) -> bool:
+        """Whether the engine can move values of ``dtype`` for this array: the array's own data
+        type, as fixed-size little-endian numbers (the engine's element bytes; checked again on
+        open), on a regular chunk grid."""
+        metadata = self.metadata
+        if metadata is None or self.store is None or not hasattr(metadata.chunk_grid, "chunk_shape"):
+            return False
+        if dtype != np.dtype(metadata.data_type.to_native_dtype()):
+            return False
+        little = dtype.byteorder in "<|" or (dtype.byteorder == "=" and sys.byteorder == "little")
+        return dtype.kind in "biufc" and little
+
+    def _chunks(self, batch: list[Any], *, for_write: bool) -> tuple[str, list[tuple[int, ...]]] | None:
+        """The array path and each chunk's coordinates, when every chunk of ``batch`` is one of
+        this array in this store, at the full chunk shape, and (for a write) the array erases
+        chunks left holding only the fill value, as the engine does; None otherwise."""
+        metadata, store = self.metadata, self.store
+        if metadata is None or store is None or not batch:
+            return None
+        ndim, chunk_shape = len(metadata.shape), self._chunk_shape()
+        path: str | None = None
+        coords: list[tuple[int, ...]] = []
+        for byte_setter, spec, *_ in batch:
+            if getattr(byte_setter, "store", None) is not store or tuple(spec.shape) != chunk_shape:
+                return None
+            if for_write and spec.config.write_empty_chunks:
+                return None
+            split = _split_chunk_key(byte_setter.path, metadata.chunk_key_encoding, ndim)
+            if split is None or (path is not None and split[0] != path):
+                return None
+            path = split[0]
+            coords.append(split[1])
+        assert path is not None
+        return "/" + path, coords
 
     def _region(
         self,
@@ -138,57 +219,59 @@ class CodecPipeline(_CodecPipeline):
         for_write: bool,
     ) -> _Region | None:
         """The box ``batch`` covers, when the selection is one (each chunk's part a block of
-        slices, all at one offset from the value, tiling it) and the value or output holds the
-        array's own ``dtype``; None sends it to ``inner``."""
-        metadata, store = self.metadata, self.store
-        if metadata is None or store is None or drop_axes or not batch:
+        slices, all at one offset from the value, tiling it) and the engine can move the value's
+        or output's elements; None otherwise."""
+        if drop_axes or not self._movable(dtype):
             return None
-        if for_write and store.read_only:
-            return None  # zarr-python's pipeline refuses it with its own error
-        if dtype != self._dtype():
+        chunks = self._chunks(batch, for_write=for_write)
+        if chunks is None:
             return None
-        # Element bytes must be the engine's: fixed size, little-endian (checked again on open).
-        little = dtype.byteorder in "<|" or (dtype.byteorder == "=" and sys.byteorder == "little")
-        if dtype.kind not in "biufc" or not little or not hasattr(metadata.chunk_grid, "chunk_shape"):
-            return None
-        chunk_shape = tuple(metadata.chunk_grid.chunk_shape)
-        ndim = len(metadata.shape)
+        path, coords = chunks
+        chunk_shape, ndim = self._chunk_shape(), len(self._chunk_shape())
         if shape == () and ndim:
             # A scalar assigned to a selection: the selection's shape is where its parts end.
             shape = _selection_shape(batch, ndim)
         if shape is None or len(shape) != ndim:
             return None
-        path: str | None = None
         offset: tuple[int, ...] | None = None
         covered = 0
-        for byte_setter, spec, chunk_selection, out_selection, _complete in batch:
-            if getattr(byte_setter, "store", None) is not store:
-                return None
-            if for_write and spec.config.write_empty_chunks:
-                return None  # the engine erases chunks left holding only the fill value
-            split = _split_chunk_key(byte_setter.path, metadata.chunk_key_encoding, ndim)
+        for here_coords, (_setter, _spec, chunk_selection, out_selection, _complete) in zip(coords, batch):
             inner = _boxes(chunk_selection, out_selection, ndim)
-            if split is None or inner is None:
+            if inner is None:
                 return None
-            array_path, coords = split
             (chunk_start, value_start, extent) = inner
             if any(v + e > s for v, e, s in zip(value_start, extent, shape)):
                 return None
-            here = tuple(c * k + s - v for c, k, s, v in zip(coords, chunk_shape, chunk_start, value_start))
-            if path is None:
-                path, offset = array_path, here
-            elif array_path != path or here != offset:
+            here = tuple(c * k + s - v for c, k, s, v in zip(here_coords, chunk_shape, chunk_start, value_start))
+            if offset is None:
+                offset = here
+            elif here != offset:
                 return None
             covered += math.prod(extent)
         # Chunks are distinct, so their parts are disjoint: covering the value's size tiles it.
-        if path is None or offset is None or covered != math.prod(shape):
+        if offset is None or covered != math.prod(shape):
             return None
-        return _Region("/" + path, offset, shape)
+        return _Region(path, offset, shape)
 
-    async def _open(self, region: _Region | None) -> _native.NativeArray | None:
-        """The engine's handle on the region's array, or None when the engine cannot move its
-        elements as bytes (then ``inner`` does, and reports any real error itself)."""
-        if region is None or self.store is None:
+    def _elements_plan(self, batch: list[Any], value: Any) -> tuple[str, list[_ChunkPart]] | None:
+        """Any selection as the elements it sets in each chunk, when the engine can move the
+        value's elements: the array path and each chunk's part; None otherwise."""
+        if not self._movable(value.dtype):
+            return None
+        chunks = self._chunks(batch, for_write=True)
+        if chunks is None:
+            return None
+        path, coords = chunks
+        parts = [
+            _ChunkPart(here, chunk_selection, out_selection)
+            for here, (_setter, _spec, chunk_selection, out_selection, _complete) in zip(coords, batch)
+        ]
+        return path, parts
+
+    async def _open(self, path: str | None) -> _native.NativeArray | None:
+        """The engine's handle on the array at ``path``, or None when the engine cannot move its
+        elements as bytes (then zarr-python's pipeline does, and reports any real error itself)."""
+        if path is None or self.store is None:
             return None
         store = self.store
         await store._ensure_open()
@@ -196,7 +279,7 @@ class CodecPipeline(_CodecPipeline):
         if handle is None:
             return None
         try:
-            array = await _in_worker(handle.open_array, region.path)
+            array = await _in_worker(handle.open_array, path)
         except _native.Error:
             return None
         # Codecs zarrdb recognises but cannot run (numcodecs' zstd, blosc, ...) stay zarr-python's.
@@ -208,6 +291,113 @@ def _reports_missing(batch: list[Any]) -> bool:
     False, zarr-python 3.4): the engine's region read fills them without saying, so ``inner``
     reads those."""
     return any(getattr(spec.config, "read_missing_chunks", True) is False for _, spec, *_ in batch)
+
+
+@dataclass(frozen=True)
+class _ChunkPart:
+    """One chunk's part of an assignment, as zarr-python's indexer gives it."""
+
+    coords: tuple[int, ...]
+    chunk_selection: Any
+    out_selection: Any
+
+
+def _write_elements(
+    array: _native.NativeArray,
+    parts: list[_ChunkPart],
+    values: np.ndarray[Any, Any],
+    drop_axes: tuple[int, ...],
+    chunk_shape: tuple[int, ...],
+) -> None:
+    """Set, in each chunk, the elements zarr-python's own write would set, to the same values:
+    zarr-python runs ``chunk[chunk_selection] = value[out_selection]`` on the decoded chunk; here
+    the same numpy assignment runs on a mask and on a scratch chunk, and the engine gets the
+    masked positions and their values. One engine call: one atomic read-modify-write."""
+    chunks: list[tuple[list[int], Any, Any]] = []
+    for part in parts:
+        if values.ndim == 0 or part.chunk_selection == ():
+            chunk_value = values
+        else:
+            chunk_value = values[part.out_selection]
+            if drop_axes:
+                # Integer indices dropped these axes from the value: restore them, size 1.
+                restored = tuple(None if d in drop_axes else slice(None) for d in range(len(chunk_shape)))
+                chunk_value = chunk_value[restored]
+        chosen = np.zeros(chunk_shape, dtype=bool)
+        chosen[part.chunk_selection] = True
+        scratch = np.empty(chunk_shape, dtype=values.dtype)
+        scratch[part.chunk_selection] = chunk_value
+        flat = scratch.reshape(-1)
+        if chosen.all():
+            chunks.append((list(part.coords), None, flat.view(np.uint8)))
+            continue
+        positions = np.flatnonzero(chosen).astype("<u8", copy=False)
+        chosen_values = np.ascontiguousarray(flat[positions])
+        chunks.append((list(part.coords), positions.view(np.uint8), chosen_values.view(np.uint8)))
+    array.write_scattered(chunks)
+
+
+async def _begin(store: ZarrdbStore) -> tuple[_native.Txn, ZarrdbStore]:
+    """Begin a transaction of ``store`` (which waits for the writer lock) on a thread of its
+    own: a pool's threads all waiting for the lock could leave none to the transaction that
+    holds it. A task cancelled meanwhile gives the transaction up (aborted once it begins)."""
+    loop = asyncio.get_running_loop()
+    begun: asyncio.Future[tuple[_native.Txn, ZarrdbStore]] = loop.create_future()
+
+    def settle(result: tuple[_native.Txn, ZarrdbStore] | None, error: BaseException | None) -> None:
+        if begun.cancelled():
+            if result is not None:
+                _in_thread_now(result[0].abort)
+        elif error is not None:
+            begun.set_exception(error)
+        else:
+            begun.set_result(result)  # type: ignore[arg-type]
+
+    def begin() -> None:
+        result: tuple[_native.Txn, ZarrdbStore] | None = None
+        error: BaseException | None = None
+        try:
+            result = store._begin()
+        except BaseException as e:  # handed to the waiting task
+            error = e
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop has closed: nobody will use the transaction
+            if result is not None:
+                result[0].abort()
+
+    threading.Thread(target=begin, name="zarrdb-begin", daemon=True).start()
+    return await begun
+
+
+def _in_thread_now(function: Any) -> None:
+    threading.Thread(target=function, name="zarrdb-end", daemon=True).start()
+
+
+async def _in_thread(function: Any) -> None:
+    """``function()`` on a thread of its own, awaited (ending a transaction must not wait for a
+    pool thread)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            function()
+        except BaseException as e:  # handed to the waiting task
+            error = e
+        loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name="zarrdb-end", daemon=True).start()
+    await done
 
 
 def _boxes(
@@ -279,3 +469,6 @@ def _split_chunk_key(key: str, encoding: Any, ndim: int) -> tuple[str, tuple[int
 # Known to zarr-python by its public name, the one ``codec_pipeline.path`` takes.
 CodecPipeline.__module__ = "zarrdb"
 register_pipeline(CodecPipeline)
+# zarr-python's default from now on: a configuration that names a pipeline (set before or after
+# this, or by the environment) keeps it; `zarr.config.reset()` comes back to this one.
+zarr.config.update_defaults({"codec_pipeline": {"path": "zarrdb.CodecPipeline"}})
