@@ -41,9 +41,11 @@ impl Database {
     /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
     /// too can read and write it at the same time; `cache_size` is redb's page cache in bytes
     /// (`registry::DEFAULT_REDB_CACHE` when None); `commit_log` runs LMDB behind zarrdb's commit
-    /// log (`DatabaseBuilder::lmdb_commit_log`: faster durable commits, the folder held alone).
+    /// log (`DatabaseBuilder::lmdb_commit_log`: faster durable commits, the folder held alone);
+    /// `read_only` opens it without ever writing its files unless a handle of this process
+    /// is open on it already (`registry::open`).
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false, read_only=false))]
     #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments, passed through")]
     fn open(
         py: Python<'_>,
@@ -54,6 +56,7 @@ impl Database {
         multi_process: bool,
         cache_size: Option<usize>,
         commit_log: bool,
+        read_only: bool,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -78,7 +81,7 @@ impl Database {
             return Err(pyo3::exceptions::PyValueError::new_err("commit_log applies to backend='lmdb' only"));
         }
         let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
-        let db = py.detach(|| registry::open(&path, create, backend, settings)).map_err(to_py)?;
+        let db = py.detach(|| registry::open(&path, create, read_only, backend, settings)).map_err(to_py)?;
         Ok(Database { db })
     }
 

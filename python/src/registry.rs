@@ -27,6 +27,8 @@ pub(crate) const DEFAULT_REDB_CACHE: usize = 64 << 20;
 /// A shared open database.
 pub(crate) struct Entry {
     pub(crate) db: Database,
+    /// Opened read-only (`DatabaseBuilder::read_only`): the files are never written.
+    read_only: bool,
     /// The sets submitted without waiting (`submit.rs`).
     pub(crate) submitter: Submitter,
 }
@@ -63,9 +65,15 @@ pub(crate) struct Settings {
 /// The live handle on `path`, or a new one. The first opener's durability, multi-process mode,
 /// cache size and commit log apply to every store sharing the handle; asking for another backend
 /// than the open one is an error.
+///
+/// A `read_only` opener shares any live handle; without one it opens the database read-only, as
+/// the CLI's read-only commands do (its files are never written, so read-only media and a full
+/// disk work). A writer opener shares only a handle open for writing: beside a read-only one it
+/// opens another, which later openers then share.
 pub(crate) fn open(
     path: &Path,
     create: bool,
+    read_only: bool,
     backend: Backend,
     settings: Settings,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
@@ -87,7 +95,9 @@ pub(crate) fn open(
             }
             .into());
         }
-        return Ok(entry);
+        if read_only || !entry.read_only {
+            return Ok(entry);
+        }
     }
     let mut builder = Database::builder();
     builder
@@ -95,9 +105,10 @@ pub(crate) fn open(
         .durability(durability)
         .redb_multi_writer(multi_process)
         .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE))
-        .lmdb_commit_log(commit_log);
-    let db = if create { builder.create(path)? } else { builder.open(path)? };
-    let entry = Arc::new(Entry { db, submitter: Submitter::default() });
+        .lmdb_commit_log(commit_log)
+        .read_only(read_only);
+    let db = if create && !read_only { builder.create(path)? } else { builder.open(path)? };
+    let entry = Arc::new(Entry { db, read_only, submitter: Submitter::default() });
     handles.insert(id, Arc::downgrade(&entry));
     Ok(entry)
 }

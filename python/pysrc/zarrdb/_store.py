@@ -284,6 +284,7 @@ class ZarrdbStore(Store):
             self._multi_process,
             self._cache_size,
             self._commit_log,
+            read_only=self.read_only,
         )
         self._db = db
         self._native_store = db.store().with_checks(self._validate_metadata)

@@ -87,7 +87,7 @@ impl LmdbEngine {
         let copy = self.path.join(".data.mdb.compacting");
         let written = remove_stray(&copy)
             .and_then(|()| copy_compacted(&opened.env, &copy))
-            .and_then(|()| opened.mapping.check(NAME, "compact", ""))
+            .and_then(|()| opened.mapping.check(NAME, "compact", &self.data.display().to_string()))
             .and_then(|()| std::fs::rename(&copy, &self.data).map_err(io(&copy)));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&copy);
@@ -136,7 +136,7 @@ fn reopen(path: &Path, settings: Settings) -> Result<super::Opened, OpenError> {
 
 /// Copy the latest commit of `env`, live pages only, into a new file at `copy`, synced.
 fn copy_compacted(env: &heed::Env<heed::WithoutTls>, copy: &Path) -> Result<(), StoreError> {
-    let file = env.copy_to_path(copy, CompactionOption::Enabled).map_err(lmdb_error("compact", ""))?;
+    let file = env.copy_to_path(copy, CompactionOption::Enabled).map_err(lmdb_error("compact", &copy.display().to_string()))?;
     file.sync_all().map_err(|source| StoreError::Io { operation: "compact", key: copy.display().to_string(), source })
 }
 
