@@ -110,12 +110,10 @@ fn an_lmdb_compaction_on_a_full_disk() {
     let mut file = std::fs::File::create(&ballast).unwrap();
     let block = vec![1u8; 64 << 10];
     while std::io::Write::write_all(&mut file, &block).is_ok() {}
-    let said = fails_naming(&mut zarrdb(&["compact", &format!("lmdb:{}", env.display())]), {
-        // The copy it tried to write, in the database's folder.
-        &env.join(".data.mdb.compacting").display().to_string()
-    });
+    // The copy it tried to write, in the database's folder, is named.
+    let copy = env.join(".data.mdb.compacting").display().to_string();
+    fails_naming(&mut zarrdb(&["compact", &format!("lmdb:{}", env.display())]), &copy);
     drop(file);
     std::fs::remove_file(&ballast).unwrap();
-    let _ = said;
     cli::ok(&["check", &format!("lmdb:{}", env.display())]);
 }

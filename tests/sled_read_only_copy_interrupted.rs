@@ -100,7 +100,8 @@ fn interrupted_reads_leave_no_copy_behind() {
 
     // `cat` blocks writing to a pipe nobody reads: interrupted mid-read.
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGKILL] {
-        let mut cat = zarrdb(&temp, &["cat", &locator, "/a", "--region", "0:32,:"]).stdout(Stdio::piped()).spawn().unwrap();
+        let mut cat =
+            zarrdb(&temp, &["cat", &locator, "/a", "--region", "0:32,:"]).stdout(Stdio::piped()).spawn().unwrap();
         let copy = wait_for_copy(&mut cat, &temp, &decoys);
         // Reading: the first output has come.
         cat.stdout.as_mut().unwrap().read_exact(&mut [0u8; 1]).unwrap();
@@ -115,7 +116,8 @@ fn interrupted_reads_leave_no_copy_behind() {
                 .flatten()
                 // sled may add a snapshot file of its own (`snap.*`) in the copy.
                 .filter(|e| {
-                    !originals.contains(&e.file_name()) && e.file_name().to_str().is_some_and(|n| n.starts_with("zarrdb"))
+                    !originals.contains(&e.file_name())
+                        && e.file_name().to_str().is_some_and(|n| n.starts_with("zarrdb"))
                 })
                 .map(|e| e.path())
                 .collect();

@@ -136,7 +136,9 @@ fn reopen(path: &Path, settings: Settings) -> Result<super::Opened, OpenError> {
 
 /// Copy the latest commit of `env`, live pages only, into a new file at `copy`, synced.
 fn copy_compacted(env: &heed::Env<heed::WithoutTls>, copy: &Path) -> Result<(), StoreError> {
-    let file = env.copy_to_path(copy, CompactionOption::Enabled).map_err(lmdb_error("compact", &copy.display().to_string()))?;
+    let file = env
+        .copy_to_path(copy, CompactionOption::Enabled)
+        .map_err(lmdb_error("compact", &copy.display().to_string()))?;
     file.sync_all().map_err(|source| StoreError::Io { operation: "compact", key: copy.display().to_string(), source })
 }
 

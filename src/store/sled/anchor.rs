@@ -62,7 +62,10 @@ pub(super) fn write(folder: &Path, count: u64) -> std::io::Result<()> {
     bytes[..8].copy_from_slice(&count.to_le_bytes());
     bytes[8..].copy_from_slice(&(count ^ CHECK).to_le_bytes());
     // One write of 16 bytes in place, at offset 0: it lands whole or not at all.
-    let mut file =
-        special::open_regular(&file(folder), std::fs::OpenOptions::new().write(true).create(true).truncate(false), true)?;
+    let mut file = special::open_regular(
+        &file(folder),
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false),
+        true,
+    )?;
     file.write_all(&bytes)
 }

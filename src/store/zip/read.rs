@@ -77,8 +77,9 @@ impl ZipReader {
     /// malformed, encrypted, over `limits` or overlapping.
     pub(crate) fn open(path: &Path, limits: ZipLimits) -> Result<ZipReader, ZipError> {
         let display = path.display().to_string();
-        let source =
-            crate::store::special::open_regular_to_read(path).and_then(Source::new).map_err(|source| ZipError::Io { path: display.clone(), source })?;
+        let source = crate::store::special::open_regular_to_read(path)
+            .and_then(Source::new)
+            .map_err(|source| ZipError::Io { path: display.clone(), source })?;
         let opening = Opening { path: &display, source: &source, limits: &limits };
         let directory = opening.find_directory()?;
         let mut all = opening.parse_directory(directory)?;
