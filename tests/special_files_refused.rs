@@ -104,7 +104,7 @@ fn a_fifo_is_refused_at_once_by_every_command() {
     mkfifo(&zip);
     let z = zip.to_str().unwrap();
     refused(&["tree", z], 3, &[z, "a FIFO"]);
-    refused(&["import", z, dir.path().join("in.zarrdb").to_str().unwrap()], 3, &[z, "a FIFO"]);
+    refused(&["import", z, dir.path().join("in.zarrdb").to_str().unwrap()], 3, &[z]);
 }
 
 #[test]
