@@ -9,6 +9,7 @@ use std::process::Command;
 use zarrdb::{Backend, Database};
 
 #[path = "common/cli.rs"]
+#[expect(dead_code, reason = "this test runs `ok` only")]
 mod cli;
 
 /// `zarrdb args` fails (status 3) with a message that names `names` and no empty key.

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "common/cli.rs"]
+#[expect(dead_code, reason = "this test runs `ok` only")]
 mod cli;
 
 /// Far beyond what a refusal takes, even on a loaded machine; a hang never ends.
