@@ -81,6 +81,7 @@ from zarrdb import ZarrdbStore
         store = ZarrdbStore({str(path)!r}, backend={backend!r}, read_only=True, **{extra!r})
         np.save(sys.stdout.buffer, zarr.open_array(store, path="a", mode="r")[:])
         """)
+    code = "\n".join(line.strip() for line in code.splitlines())
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     import io
