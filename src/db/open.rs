@@ -9,10 +9,14 @@ use super::format::{check_format, check_redb_file_format};
 use super::{Backend, DatabaseBuilder, Durability};
 use crate::error::{Error, OpenError};
 use crate::store::kv::KvEngine;
+use crate::store::special;
 use crate::store::{LmdbEngine, RedbEngine, RedbOptions, SledEngine};
 
 /// The first bytes of every redb file.
 const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
+/// The files LMDB, sled and zarrdb keep in a database folder and open by name.
+const ENGINE_FILES: [&str; 5] = ["data.mdb", "lock.mdb", "conf", "db", "zarrdb-commits"];
 
 /// What a path holds, as far as its first bytes and file names tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,13 +34,24 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Nothing),
         Err(e) => return Err(io(e)),
     };
+    if let Some(found) = special::what(meta.file_type()) {
+        return Err(OpenError::NotFileOrFolder { path: path.display().to_string(), found });
+    }
     if meta.is_dir() {
         let has = |name: &str| path.join(name).is_file();
         // A Zarr folder may hold nodes named like engine files; its root zarr.json, which no
         // engine writes, decides.
-        return Ok(if has("zarr.json") {
-            Found::Other("a directory")
-        } else if has("data.mdb") {
+        if has("zarr.json") {
+            return Ok(Found::Other("a directory"));
+        }
+        // An engine's own file that is a FIFO would hang the engine's open of it.
+        for name in ENGINE_FILES {
+            let file = path.join(name);
+            if let Some(found) = std::fs::symlink_metadata(&file).ok().and_then(|m| special::what(m.file_type())) {
+                return Err(OpenError::NotFileOrFolder { path: file.display().to_string(), found });
+            }
+        }
+        return Ok(if has("data.mdb") {
             Found::Database(Backend::Lmdb)
         } else if has("conf") && has("db") {
             Found::Database(Backend::Sled)
@@ -47,7 +62,9 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
         });
     }
     let mut head = [0u8; 16];
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    // Non-blocking and checked: a FIFO put in the file's place since the look above is refused,
+    // not waited on.
+    let mut file = special::open_regular_to_read(path).map_err(io)?;
     let n = read_up_to(&mut file, &mut head).map_err(io)?;
     Ok(match &head[..n] {
         [] => Found::Nothing,

@@ -549,6 +549,16 @@ pub enum OpenError {
         /// The newest engine file format this build reads.
         supported: u32,
     },
+    /// The path is neither a regular file nor a folder (a FIFO, a socket, a device): refused at
+    /// once, since opening a FIFO would wait for a writer for ever.
+    #[error("cannot open \"{path}\": it is {found}, not a database file or folder")]
+    NotFileOrFolder {
+        /// The path given.
+        path: String,
+        /// What it is: `"a FIFO (named pipe)"`, `"a socket"`, `"a character device"`,
+        /// `"a block device"`.
+        found: &'static str,
+    },
     /// The operating system refused to create or open the path.
     #[error("cannot open \"{path}\": {source}")]
     Io {

@@ -16,6 +16,7 @@ mod object;
 mod panic;
 mod redb;
 mod sled;
+pub(crate) mod special;
 pub(crate) mod zip;
 
 pub use chunk_versions::ChunkVersions;

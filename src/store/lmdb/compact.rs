@@ -98,7 +98,7 @@ impl LmdbEngine {
             let file = beside::create_new(&copy, 0o600).map_err(io(&copy))?;
             let held = made.insert(file).try_clone().map_err(io(&copy))?;
             copy_compacted(&opened.env, held, &self.data, &copy)?;
-            opened.mapping.check(NAME, "compact", "")?;
+            opened.mapping.check(NAME, "compact", &self.data.display().to_string())?;
             // Still the copy this process made: nothing put another file in its place.
             if !made.as_ref().is_some_and(|file| beside::names(&copy, file)) {
                 return Err(io(&copy)(std::io::Error::other("the compacted copy was replaced by another file")));
@@ -163,7 +163,8 @@ fn copy_compacted(
     let io = |operation| move |source| StoreError::Io { operation, key: copy.display().to_string(), source };
     beside::take_owner_and_mode(&file, data, 0o7777)
         .map_err(io("compact: give the copy the database's owner, group and mode"))?;
-    env.copy_to_file(&mut file, CompactionOption::Enabled).map_err(lmdb_error("compact", ""))?;
+    env.copy_to_file(&mut file, CompactionOption::Enabled)
+        .map_err(lmdb_error("compact", &copy.display().to_string()))?;
     file.sync_all().map_err(io("compact"))
 }
 

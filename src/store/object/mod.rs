@@ -120,14 +120,16 @@ impl ObjectStore {
         Ok(ObjectStore { remote, pages, name, prefix, locator: locator.to_owned(), runtime })
     }
 
-    /// An error of `operation` on `key`, naming this store's backend.
+    /// An error of `operation` on `key`, naming this store's backend; an operation on the whole
+    /// store (a listing of its root: the empty key) names the locator instead.
     fn failed(
         &self,
         operation: &'static str,
         key: &str,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> StoreError {
-        StoreError::Engine { backend: self.name, operation, key: key.to_owned(), source: Box::new(source) }
+        let key = if key.is_empty() { self.locator.clone() } else { key.to_owned() };
+        StoreError::Engine { backend: self.name, operation, key, source: Box::new(source) }
     }
 
     fn block<T>(&self, f: impl Future<Output = T>) -> T {

@@ -12,8 +12,10 @@
 //!
 //! The file is 16 bytes: the count and the count XOR [`CHECK`], both u64 little-endian.
 
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+
+use crate::store::special;
 
 /// The sled key the count is kept under. A Zarr key holds no NUL, and `pieces::listed` leaves
 /// sled keys with a NUL before their end out of listings.
@@ -34,8 +36,13 @@ pub(super) fn file(folder: &Path) -> PathBuf {
 /// The count the file in `folder` holds: `None` without a file (a database from before the file,
 /// or a crash before the first flush); an error if it is damaged.
 pub(super) fn read(folder: &Path) -> Result<Option<u64>, &'static str> {
-    let bytes = match std::fs::read(file(folder)) {
-        Ok(bytes) => bytes,
+    // Not following links and never waiting on a FIFO: zarrdb makes this file, as a regular file.
+    let mut bytes = Vec::with_capacity(16);
+    let read = special::open_regular(&file(folder), std::fs::OpenOptions::new().read(true), true)
+        // Up to one byte past the 16 it holds: a longer file shows, and nothing larger is read.
+        .and_then(|f| f.take(17).read_to_end(&mut bytes));
+    match read {
+        Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         Err(_) => return Err("its commit count (zarrdb-commits) cannot be read"),
     };
@@ -55,6 +62,10 @@ pub(super) fn write(folder: &Path, count: u64) -> std::io::Result<()> {
     bytes[..8].copy_from_slice(&count.to_le_bytes());
     bytes[8..].copy_from_slice(&(count ^ CHECK).to_le_bytes());
     // One write of 16 bytes in place, at offset 0: it lands whole or not at all.
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(file(folder))?;
+    let mut file = special::open_regular(
+        &file(folder),
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false),
+        true,
+    )?;
     file.write_all(&bytes)
 }

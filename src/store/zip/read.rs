@@ -1,7 +1,6 @@
 //! Opening an untrusted archive: reading and checking the central directory (`end.rs` finds it),
 //! and refusing anything ambiguous, oversized or overlapping before a single entry is inflated.
 
-use std::fs::File;
 use std::path::Path;
 
 use super::end::Directory;
@@ -78,8 +77,9 @@ impl ZipReader {
     /// malformed, encrypted, over `limits` or overlapping.
     pub(crate) fn open(path: &Path, limits: ZipLimits) -> Result<ZipReader, ZipError> {
         let display = path.display().to_string();
-        let source =
-            File::open(path).and_then(Source::new).map_err(|source| ZipError::Io { path: display.clone(), source })?;
+        let source = crate::store::special::open_regular_to_read(path)
+            .and_then(Source::new)
+            .map_err(|source| ZipError::Io { path: display.clone(), source })?;
         let opening = Opening { path: &display, source: &source, limits: &limits };
         let directory = opening.find_directory()?;
         let mut all = opening.parse_directory(directory)?;

@@ -47,7 +47,8 @@ impl ZipStore {
     /// Open the archive at `path` and read its central directory.
     pub fn open(path: impl AsRef<Path>) -> Result<ZipStore, StoreError> {
         let path = path.as_ref();
-        let reader = ZipReader::open(path, ZipLimits::default()).map_err(|e| zip_error("open", "", e))?;
+        let reader = ZipReader::open(path, ZipLimits::default())
+            .map_err(|e| zip_error("open", &path.display().to_string(), e))?;
         let keys = reader
             .entries()
             .iter()
