@@ -12,6 +12,10 @@ use crate::errors::to_py;
 use crate::value::Value;
 
 /// An array opened on a `Store` (the auto-commit store, a transaction's or a snapshot's).
+/// One chunk's part of `write_scattered`: its coordinates, the flat positions in it (None: the
+/// whole chunk) and the values, as Python buffers.
+type ScatteredChunk = (Vec<u64>, Option<PyBuffer<u8>>, PyBuffer<u8>);
+
 #[pyclass(frozen, module = "zarrdb._native")]
 pub(crate) struct NativeArray {
     array: Array,
@@ -65,11 +69,7 @@ impl NativeArray {
     /// little-endian bytes, both C-contiguous buffers read in place. One atomic commit on the
     /// auto-commit store, part of the transaction on a transaction's store; a chunk another
     /// writer stores meanwhile is read and patched again, so no concurrent update is lost.
-    fn write_scattered(
-        &self,
-        py: Python<'_>,
-        chunks: Vec<(Vec<u64>, Option<PyBuffer<u8>>, PyBuffer<u8>)>,
-    ) -> PyResult<()> {
+    fn write_scattered(&self, py: Python<'_>, chunks: Vec<ScatteredChunk>) -> PyResult<()> {
         let mut parts = Vec::with_capacity(chunks.len());
         for (coords, indices, values) in &chunks {
             let indices = indices.as_ref().map(|i| Bytes::of(i, "write_scattered")).transpose()?;
