@@ -166,8 +166,8 @@ mod tests {
             Some(Marker::Newer { found: 9, written_by: "7.2.0".into() })
         );
         assert_eq!(
-            parse(b"{\"zarrdb_format\":4,\"zarrdb_version\":\"a\\nb\"}"),
-            Some(Marker::Newer { found: 4, written_by: "a\\nb".into() })
+            parse(b"{\"zarrdb_format\":5,\"zarrdb_version\":\"a\\nb\"}"),
+            Some(Marker::Newer { found: 5, written_by: "a\\nb".into() })
         );
         for unreadable in [&b"zarrdb"[..], b"{}", br#"{"zarrdb_format":0}"#, br#"{"zarrdb_format":"3"}"#, b"[3]"] {
             assert_eq!(parse(unreadable), None, "{}", String::from_utf8_lossy(unreadable));
