@@ -15,7 +15,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
-import functools
 import itertools
 import os
 import threading
@@ -65,8 +64,22 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
 
 
 async def _in_worker(function: Any, *args: Any) -> Any:
-    """``function(*args)`` on a thread of the pool, awaited without blocking the event loop."""
-    call = functools.partial(function, *args)
+    """``function(*args)`` on a thread of the pool, awaited without blocking the event loop.
+
+    The worker lets go of ``function`` and ``args`` before the caller resumes: the pool keeps its
+    work item until after the result is delivered, and a database handle held there (an array's,
+    say) would keep the database open past ``close()``, so that opening it again right away is
+    refused as "another handle has it open"."""
+    held = [function, args]
+
+    def call() -> Any:
+        fn, fn_args = held
+        held.clear()
+        try:
+            return fn(*fn_args)
+        finally:
+            del fn, fn_args
+
     return await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
 
 
