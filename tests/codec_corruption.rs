@@ -116,6 +116,7 @@ fn kind(e: &CodecError) -> &'static str {
         CodecError::Corrupt { .. } => "Corrupt",
         CodecError::TooLarge { .. } => "TooLarge",
         CodecError::SizeMismatch { .. } => "SizeMismatch",
+        CodecError::StoredTooLarge { .. } => "StoredTooLarge",
         _ => "other codec error",
     }
 }
@@ -326,7 +327,7 @@ fn crc32c_detects_flips_and_truncation() {
         // Shorter data under a checksum that matches it: the bytes codec sees the wrong size.
         ("truncate, re-checksum", |v| *v = with_crc(&v[..64]), &["SizeMismatch"]),
         // Longer than any valid chunk under a matching checksum: refused before anything else.
-        ("extend, re-checksum", |v| *v = with_crc(&[&v[..128], &[7u8; 10][..]].concat()), &["TooLarge"]),
+        ("extend, re-checksum", |v| *v = with_crc(&[&v[..128], &[7u8; 10][..]].concat()), &["StoredTooLarge"]),
     ];
     for (name, damage, accepted) in cases {
         let fx = make();
@@ -603,7 +604,7 @@ fn streams_of_the_wrong_decoded_size_are_refused() {
         ("blosc longer", chain("blosc lz4"), blosc(33), &["TooLarge"]),
         ("blosc much longer", chain("blosc lz4"), blosc(32 * 64), &["TooLarge"]),
         ("raw shorter", json!([bytes_le()]), short.clone(), &["SizeMismatch"]),
-        ("raw longer", json!([bytes_le()]), long.clone(), &["SizeMismatch"]),
+        ("raw longer", json!([bytes_le()]), long.clone(), &["StoredTooLarge"]),
         ("raw empty", json!([bytes_le()]), Vec::new(), &["SizeMismatch"]),
     ];
     for (name, chain, value, accepted) in cases {
