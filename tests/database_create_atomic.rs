@@ -58,17 +58,26 @@ fn the_path_never_holds_a_partial_database() {
 #[test]
 fn abandoned_temporary_files_are_cleared() {
     let dir = tempfile::tempdir().unwrap();
+    // What a killed creation leaves: a file redb began to lay out.
+    let model = dir.path().join("model");
+    drop(Database::builder().backend(Backend::Redb).create(&model).unwrap());
+    let redb_file = std::fs::read(&model).unwrap();
+    std::fs::remove_file(&model).unwrap();
     // A creation whose process is gone (no process has this number) and one of this process,
     // which may still be under way in another thread.
     let dead = dir.path().join(".db.zarrdb-creating.4294967294.0");
     let live = dir.path().join(format!(".db.zarrdb-creating.{}.999", std::process::id()));
     let other = dir.path().join(".other.zarrdb-creating.4294967294.0");
     for path in [&dead, &live, &other] {
-        std::fs::write(path, vec![0u8; 4096]).unwrap();
+        std::fs::write(path, &redb_file).unwrap();
     }
+    // The name alone proves nothing: a file of the same kind of name that is not a redb file.
+    let not_redb = dir.path().join(".db.zarrdb-creating.4294967294.1");
+    std::fs::write(&not_redb, vec![0u8; 4096]).unwrap();
     Database::builder().backend(Backend::Redb).create(dir.path().join("db")).unwrap();
     assert!(!dead.exists(), "the dead creation's file is still there");
     assert!(live.exists() && other.exists(), "a file of a live creation or of another path was removed");
+    assert_eq!(std::fs::read(&not_redb).unwrap(), vec![0u8; 4096], "a file that is not a redb file was removed");
 }
 
 #[test]

@@ -12,7 +12,6 @@
 //! next creation of the same path removes those of processes that no longer run.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::format::check_format;
@@ -20,9 +19,11 @@ use super::open::{sniff, Found};
 use super::Backend;
 use crate::error::{Error, OpenError};
 use crate::store::kv::KvEngine;
-use crate::store::{RedbEngine, RedbOptions};
+use crate::store::{beside, RedbEngine, RedbOptions};
 
-const MARK: &str = ".zarrdb-creating.";
+/// What a new database's name says it is before it is linked to its name (see
+/// [`beside::unique_beside`]).
+const CREATING: &str = "zarrdb-creating";
 
 /// A redb database created at `at`, its format marker committed (`display` names it in errors).
 fn open_new(at: &Path, display: &str, options: RedbOptions) -> Result<RedbEngine, Error> {
@@ -43,12 +44,12 @@ pub(super) fn create_redb(
     if path.is_dir() {
         return Err(OpenError::WrongBackend { path: display, requested: "redb", found: "an empty directory" }.into());
     }
-    let (dir, name) = split(path);
-    remove_abandoned(&dir, &name);
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let temp = dir.join(format!(".{name}{MARK}{}.{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let dir = folder(path);
+    // Creations of this name a killed process left before it linked them: redb files.
+    beside::remove_abandoned(path, CREATING, crate::store::is_redb_file);
+    let temp = beside::unique_beside(path, CREATING);
     // Made exclusively first (never a file or link that was there), then redb lays it out.
-    let created = crate::store::beside::create_new(&temp, 0o666).is_ok();
+    let created = beside::create_new(&temp, 0o666).is_ok();
     let Some(mut engine) = created.then(|| open_new(&temp, &display, options).ok()).flatten() else {
         // Whatever kept the temporary file from becoming a database (a folder without write
         // permission, a full disk) keeps the path from it too: creating there directly gives
@@ -85,31 +86,10 @@ pub(super) fn create_redb(
     }
 }
 
-/// The folder of `path` and its file name.
-fn split(path: &Path) -> (PathBuf, String) {
-    let dir = match path.parent() {
+/// The folder of `path`.
+fn folder(path: &Path) -> PathBuf {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    (dir, name)
-}
-
-/// Remove the temporary files of creations of `name` whose process is gone (it crashed or was
-/// killed before linking). Best effort: a file that cannot be removed stays.
-fn remove_abandoned(dir: &Path, name: &str) {
-    // Whether a process runs is read from /proc; without it nothing is removed.
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let prefix = format!(".{name}{MARK}");
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
-        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_file(entry.path());
-        }
     }
 }

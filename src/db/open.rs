@@ -12,9 +12,6 @@ use crate::store::kv::KvEngine;
 use crate::store::special;
 use crate::store::{LmdbEngine, RedbEngine, RedbOptions, SledEngine};
 
-/// The first bytes of every redb file.
-const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
-
 /// The files LMDB, sled and zarrdb keep in a database folder and open by name.
 const ENGINE_FILES: [&str; 5] = ["data.mdb", "lock.mdb", "conf", "db", "zarrdb-commits"];
 
@@ -68,7 +65,7 @@ pub(crate) fn sniff(path: &Path) -> Result<Found, OpenError> {
     let n = read_up_to(&mut file, &mut head).map_err(io)?;
     Ok(match &head[..n] {
         [] => Found::Nothing,
-        head if head.starts_with(REDB_MAGIC) => Found::Database(Backend::Redb),
+        head if head.starts_with(crate::store::REDB_MAGIC) => Found::Database(Backend::Redb),
         head => Found::Other(foreign(head)),
     })
 }

@@ -21,10 +21,13 @@ pub(crate) fn unique_beside(path: &Path, what: &str) -> PathBuf {
     path.with_file_name(format!(".{name}.{what}.{}.{n}", std::process::id()))
 }
 
-/// Remove the files [`unique_beside`] named for `path` and `what` whose process no longer runs
-/// (killed before it renamed or removed them): regular files only. Best effort: one that cannot be
-/// removed stays; without /proc (where whether a process runs is read) nothing is removed.
-pub(crate) fn remove_abandoned(path: &Path, what: &str) {
+/// Remove the files [`unique_beside`] named for `path` and `what` that a process killed before it
+/// renamed or removed them left behind. A name alone proves nothing, so each one must also be a
+/// regular file reached without a link, owned by this process's user, of a process that no longer
+/// runs, and either empty or one that `owned` recognises by its content as this database's (a log
+/// header naming the database, an engine's magic number). Best effort: one that cannot be removed
+/// stays; without /proc (where whether a process runs is read) nothing is removed.
+pub(crate) fn remove_abandoned(path: &Path, what: &str, owned: impl Fn(&File) -> bool) {
     if !Path::new("/proc/self").exists() {
         return;
     }
@@ -35,12 +38,37 @@ pub(crate) fn remove_abandoned(path: &Path, what: &str) {
     for entry in entries.flatten() {
         let file = entry.file_name();
         let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
-        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
-        let regular = entry.file_type().is_ok_and(|t| t.is_file());
-        if regular && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_file(entry.path());
+        let mut parts = rest.split('.');
+        let (Some(pid), Some(n), None) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else { continue };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
         }
+        remove_if_owned(&entry.path(), &owned);
     }
+}
+
+/// Remove the file at `path` when it is a regular file reached without a link, owned by this
+/// process's user, and empty or recognised by `owned`; anything else is left alone.
+pub(crate) fn remove_if_owned(path: &Path, owned: impl Fn(&File) -> bool) {
+    let Ok(Some(file)) = open_regular(path, false) else { return };
+    let Ok(meta) = file.metadata() else { return };
+    if meta.uid() == euid() && (meta.len() == 0 || owned(&file)) {
+        let _ = remove_held(path, &file);
+    }
+}
+
+/// This process's effective user: the owner files of zarrdb's own are made with.
+pub(crate) fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether `file` starts with `magic`.
+pub(crate) fn starts_with(file: &File, magic: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0u8; magic.len()];
+    file.read_exact_at(&mut bytes, 0).is_ok() && bytes == magic
 }
 
 /// Create a new file at `path` with permission bits `mode` (less the umask): fails when anything

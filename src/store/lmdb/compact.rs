@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use heed::CompactionOption;
 use rustix::fs::FlockOperation;
 
-use super::{lmdb_error, open_env, reopen_failed, LmdbEngine, Settings, NAME};
+use super::{lmdb_error, open_env, reopen_failed, walk, LmdbEngine, Settings, NAME};
 use crate::error::{CompactError, OpenError, StoreError};
 use crate::store::beside;
 
@@ -86,12 +86,9 @@ impl LmdbEngine {
         if !lock_byte(lock_file, libc::F_WRLCK).map_err(io(&lock_path)).map_err(failed)? {
             return Err(in_use("another process"));
         }
-        beside::remove_abandoned(&self.data, COPY);
+        beside::remove_abandoned(&self.data, COPY, walk::is_lmdb_file);
         // The one name builds before used for the copy (the folder is the database's own).
-        let older = self.path.join(".data.mdb.compacting");
-        if let Ok(Some(file)) = beside::open_regular(&older, false) {
-            let _ = beside::remove_held(&older, &file);
-        }
+        beside::remove_if_owned(&self.path.join(".data.mdb.compacting"), walk::is_lmdb_file);
         let copy = beside::unique_beside(&self.data, COPY);
         let mut made = None;
         let written = (|| {

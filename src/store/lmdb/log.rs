@@ -123,7 +123,7 @@ pub(super) fn start(
     // Without a checkpoint the file is whole on the disk, and a log beside it only holds
     // records it holds (a close stopped between removing the checkpoint and the log).
     // Drafts of checkpoints that processes killed meanwhile left.
-    beside::remove_abandoned(&folder.join(CHECKPOINT), DRAFT);
+    beside::remove_abandoned(&folder.join(CHECKPOINT), DRAFT, |file| beside::starts_with(file, &MAGIC.to_le_bytes()));
     let (replayed, found) = if restored {
         replay(opened, folder, commit_log)?
     } else {

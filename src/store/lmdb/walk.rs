@@ -98,6 +98,13 @@ fn meta_pages(file: &File, len: u64) -> Result<([u8; 160], [u8; 160], usize), St
     Ok((first, second, page_size))
 }
 
+/// Whether `file` is an LMDB data file: its first page is a meta page with LMDB's magic number
+/// (what an interrupted compaction's copy is, once LMDB wrote its first page).
+pub(super) fn is_lmdb_file(file: &File) -> bool {
+    let mut head = [0u8; 20];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut head, 0).is_ok() && u32_at(&head, 16) == MAGIC
+}
+
 fn walk_once(file: &File, data: &Path) -> Result<(), String> {
     let len = file.metadata().map_err(|e| format!("cannot stat {}: {e}", data.display()))?.len();
     let (first, second, page_size) = meta_pages(file, len)?;

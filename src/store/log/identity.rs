@@ -35,6 +35,8 @@ const MAGIC: u32 = u32::from_le_bytes(*b"ZLGH");
 const VERSION: u32 = 1;
 /// Where a log's records start, after its header.
 pub(super) const START: u64 = 40;
+/// What a log's name says it is before it is renamed to its name (see [`beside::unique_beside`]).
+const NEW: &str = "new";
 /// A stored path longer than this is damage, not a path.
 const LONGEST_PATH: usize = 4096;
 
@@ -185,6 +187,11 @@ pub(crate) fn find(
     }
     let mut seen = std::collections::HashSet::new();
     candidates.retain(|path| seen.insert(path.clone()));
+    if writable {
+        for path in &candidates {
+            remove_abandoned(path, applied.id);
+        }
+    }
     for path in candidates {
         let Some(file) = beside::open_regular(&path, writable && name.is_some()).map_err(|e| failed(&path, e))? else {
             continue;
@@ -208,11 +215,23 @@ pub(crate) fn find(
     Ok(None)
 }
 
+/// Remove the logs of the database `database` that processes killed before they renamed them to
+/// `path` left: their header names the database, or (killed while they wrote it) they hold the
+/// start of a header.
+fn remove_abandoned(path: &Path, database: u64) {
+    beside::remove_abandoned(path, NEW, |file| match read_header(file) {
+        Ok(Some(found)) => found.database == database,
+        Ok(None) => LogFile::len(file).is_ok_and(|len| len < START) && beside::starts_with(file, &MAGIC.to_le_bytes()),
+        Err(_) => false,
+    });
+}
+
 /// Create a log of `owner` at `path`, its header synced, with the owner, group and permission
 /// bits (but execute) of the database's file `model` where they can be given. `AlreadyExists`
 /// when anything is at `path`, which is left as it is.
 pub(super) fn create(path: &Path, owner: Owner, model: &Path) -> io::Result<Arc<File>> {
-    let temp = beside::unique_beside(path, "new");
+    remove_abandoned(path, owner.database);
+    let temp = beside::unique_beside(path, NEW);
     let file = beside::create_new(&temp, 0o600)?;
     let made = (|| {
         // The log holds the database's data: no more readable than the database.

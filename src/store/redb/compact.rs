@@ -36,8 +36,13 @@ impl RedbEngine {
         // Where a copy may replace the file: a file of its own that no other process holds.
         let copyable = self.db.reopen_target().filter(|_| !self.multi_writer);
         if let Some((path, _)) = &copyable {
-            // Copies earlier compactions left when they were interrupted.
-            beside::remove_abandoned(path, COPY);
+            // Copies earlier compactions left when they were interrupted: redb files, under the
+            // names of this build and the one name builds before used.
+            beside::remove_abandoned(path, COPY, super::is_redb_file);
+            if let Some(name) = path.file_name() {
+                let older = path.with_file_name(format!(".{}.{COPY}", name.to_string_lossy()));
+                beside::remove_if_owned(&older, super::is_redb_file);
+            }
         }
         let compacted = self.compact_in_place().map_err(failed)?;
         let copied = !compacted;

@@ -45,6 +45,15 @@ const FAST_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 /// crash replays up to this much at the next open.
 const LOG_CAPACITY: u64 = 32 << 20;
 
+/// The first bytes of every redb file (redb's file format).
+pub(crate) const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
+/// Whether `file` starts as a redb file does: what a file zarrdb made for a new or compacted
+/// database is, once redb laid it out.
+pub(crate) fn is_redb_file(file: &std::fs::File) -> bool {
+    super::beside::starts_with(file, REDB_MAGIC)
+}
+
 pub(crate) struct RedbEngine {
     /// Closed by hand (`Drop`): closing a damaged file can panic inside redb. Opened again after
     /// an I/O failure (`handle.rs`).

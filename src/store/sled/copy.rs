@@ -25,6 +25,7 @@ use fs2::FileExt;
 
 use super::NAME;
 use crate::error::OpenError;
+use crate::store::beside::euid;
 use crate::store::special;
 
 /// The start of every copy's name in the temporary directory.
@@ -137,12 +138,6 @@ fn abandoned(path: &Path, name: &str) -> Option<File> {
     // A shared lock would do to test, but the exclusive one also keeps a racing sweep out.
     owner.try_lock_exclusive().ok()?;
     Some(owner)
-}
-
-/// This process's effective user.
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// Copy the regular files and folders under `from` to the existing folder `to`; links are not
