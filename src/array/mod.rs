@@ -8,6 +8,7 @@ mod items;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 mod output;
+mod rectilinear;
 mod resize;
 mod scatter;
 mod stream;
@@ -194,7 +195,7 @@ impl Array {
 
     /// The key and grid coordinates of every chunk stored under this array (one listing of its
     /// prefix).
-    fn stored_chunk_coords_unscoped(&self) -> Result<Vec<(String, Vec<u64>)>, Error> {
+    pub(super) fn stored_chunk_coords_unscoped(&self) -> Result<Vec<(String, Vec<u64>)>, Error> {
         let rank = self.metadata.shape.len();
         let grid = self.metadata.grid_shape();
         let mut out = Vec::new();
