@@ -111,7 +111,8 @@ impl Array {
         &self.metadata.shape
     }
 
-    /// Chunk length of each dimension.
+    /// Chunk length of each dimension (for a rectilinear chunk grid the largest edge of each;
+    /// [`ArrayMetadata::chunk`] gives one chunk's place and shape).
     pub fn chunk_shape(&self) -> &[u64] {
         &self.metadata.chunk_shape
     }
