@@ -171,6 +171,7 @@ fn array_context(error: &LibArray) -> Context {
         | LibArray::ItemTooLong { array, .. } => ("invalid_region", array),
         LibArray::InvalidItem { array, .. } => ("damaged", array),
         LibArray::TooLarge { array, .. } => ("too_large", array),
+        LibArray::RectilinearUnsupported { array, .. } => ("unsupported", array),
         _ => return Context::kind("invalid_region"),
     };
     Context::kind(kind).node(array)

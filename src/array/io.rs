@@ -114,6 +114,9 @@ impl Array {
     }
 
     fn read_region_unscoped(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
+        if !self.metadata.is_regular() {
+            return self.read_region_rectilinear(offset, shape);
+        }
         let nbytes = self.check_region(offset, shape)?;
         let mut out = super::output::zeroed(nbytes);
         let parts = self.parts(offset, shape);
@@ -303,6 +306,9 @@ impl Array {
     /// holding only the fill value is erased instead of stored. Chunks are encoded in parallel.
     pub fn write_region_bytes(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         self.check_write(offset, shape, bytes)?;
+        if !self.metadata.is_regular() {
+            return self.write_region_rectilinear(offset, shape, bytes);
+        }
         if self.write_streamed(offset, shape, bytes)? {
             return Ok(());
         }
@@ -330,6 +336,9 @@ impl Array {
 
     pub(super) fn write_region_unscoped(&self, offset: &[u64], shape: &[u64], bytes: &[u8]) -> Result<(), Error> {
         self.check_write(offset, shape, bytes)?;
+        if !self.metadata.is_regular() {
+            return self.write_region_rectilinear(offset, shape, bytes);
+        }
         let parts = self.parts(offset, shape);
         if self.parts_are_cheap(parts.len()) {
             return parts.iter().try_for_each(|part| self.write_part(part, offset, shape, bytes));
@@ -495,6 +504,7 @@ impl Array {
     /// assert!(a.decode_chunk(vec![1, 2, 3]).is_err(), "a chunk of the wrong size is refused");
     /// ```
     pub fn encode_chunk(&self, decoded: &[u8]) -> Result<Vec<u8>, Error> {
+        self.require_regular("encode_chunk")?;
         let expected = self.chunk_spec().num_bytes();
         if decoded.len() as u64 != expected {
             return Err(ArrayError::BufferLength {
@@ -511,11 +521,15 @@ impl Array {
     /// shape; sizes and checksums are verified. The value may be owned (`Vec<u8>`), which lets a
     /// chain without compression hand it back without a copy, or borrowed (`&[u8]`).
     pub fn decode_chunk<'a>(&self, encoded: impl Into<std::borrow::Cow<'a, [u8]>>) -> Result<Vec<u8>, Error> {
+        self.require_regular("decode_chunk")?;
         self.chain().decode(encoded).map_err(|source| Error::Codec { key: self.path.metadata_key(), source })
     }
 
     /// The decoded chunk at `coords`, or `None` when it is not stored.
     pub(crate) fn read_chunk(&self, coords: &[u64]) -> Result<Option<Vec<u8>>, Error> {
+        if !self.metadata.is_regular() {
+            return self.read_chunk_rectilinear(coords);
+        }
         let key = self.chunk_key(coords);
         self.check_stored_size(&key)?;
         let Some(encoded) = self.store.get(&key)? else { return Ok(None) };

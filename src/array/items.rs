@@ -118,6 +118,7 @@ impl Array {
                 })
                 .collect();
         }
+        self.require_regular("reading variable-length items")?;
         self.scoped(false, |a| a.read_vlen_unscoped(offset, shape))
     }
 
@@ -136,6 +137,7 @@ impl Array {
             let bytes = self.items_as_elements(values)?;
             return self.write_region_bytes(offset, shape, &bytes);
         }
+        self.require_regular("writing variable-length items")?;
         self.scoped_data(|a| a.write_vlen_unscoped(offset, shape, values))
     }
 
@@ -147,6 +149,7 @@ impl Array {
             let bytes = self.items_as_elements(values)?;
             return self.append_bytes(axis, shape, &bytes);
         }
+        self.require_regular("appending variable-length items")?;
         self.append_with(axis, shape, |grown, offset| grown.write_vlen_unscoped(offset, shape, values))
     }
 

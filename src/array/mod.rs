@@ -8,6 +8,7 @@ mod items;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 mod output;
+mod rectilinear;
 mod resize;
 mod scatter;
 mod stream;
@@ -110,7 +111,8 @@ impl Array {
         &self.metadata.shape
     }
 
-    /// Chunk length of each dimension.
+    /// Chunk length of each dimension (for a rectilinear chunk grid the largest edge of each;
+    /// [`ArrayMetadata::chunk`] gives one chunk's place and shape).
     pub fn chunk_shape(&self) -> &[u64] {
         &self.metadata.chunk_shape
     }
@@ -194,7 +196,7 @@ impl Array {
 
     /// The key and grid coordinates of every chunk stored under this array (one listing of its
     /// prefix).
-    fn stored_chunk_coords_unscoped(&self) -> Result<Vec<(String, Vec<u64>)>, Error> {
+    pub(super) fn stored_chunk_coords_unscoped(&self) -> Result<Vec<(String, Vec<u64>)>, Error> {
         let rank = self.metadata.shape.len();
         let grid = self.metadata.grid_shape();
         let mut out = Vec::new();

@@ -102,14 +102,22 @@ impl Array {
             }
             .into());
         }
-        let mut metadata = self.metadata.clone();
-        metadata.shape = shape;
+        // A rectilinear grid grows an edge to cover a longer dimension, as zarr-python 3.4 does.
+        let metadata = self.metadata.resized(shape);
         let key = self.path.metadata_key();
-        metadata.check().map_err(|source| Error::Metadata { key, source })?;
-        Ok(Array { metadata, ..self.clone() })
+        metadata.check().map_err(|source| Error::Metadata { key: key.clone(), source })?;
+        if metadata.chunk_shape == self.metadata.chunk_shape {
+            return Ok(Array { metadata, ..self.clone() });
+        }
+        // A new, longer edge: the array's chain is that of its largest chunk.
+        let chain = super::codec_chain(&metadata).map_err(|source| Error::Codec { key, source })?;
+        Ok(Array { metadata, chain: std::sync::Arc::new(chain), ..self.clone() })
     }
 
     fn resize_unscoped(&self, new: &ArrayMetadata) -> Result<(), Error> {
+        if !self.metadata.is_regular() {
+            return self.resize_rectilinear(new);
+        }
         let old = &self.metadata.shape;
         let keep: Vec<u64> = old.iter().zip(&new.shape).map(|(o, n)| *o.min(n)).collect();
         let shrinks = new.shape.iter().zip(old).any(|(n, o)| n < o);

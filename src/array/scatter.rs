@@ -60,6 +60,7 @@ impl Array {
     /// ```
     pub fn write_scattered(&self, chunks: &[ChunkElements<'_>]) -> Result<(), Error> {
         self.require_fixed_size()?;
+        self.require_regular("write_scattered")?;
         // Erasing a chunk left holding the fill value needs no codec: a chain that cannot run
         // must fail before anything is written (as for region writes).
         self.check_codecs()?;

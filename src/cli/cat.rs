@@ -135,11 +135,10 @@ fn for_each_read_slab(
     limit: u64,
     mut each: impl FnMut(&[u64], &[u64]) -> CliResult,
 ) -> CliResult {
-    let chunks = array.chunk_shape();
     for_each_slab(offset, shape, element, limit, |o, s| {
         // Chunks touched: the product of the chunk indices spanned along each dimension.
-        let touched =
-            o.iter().zip(s).zip(chunks).try_fold(1u64, |n, ((&o, &s), &c)| n.checked_mul((o + s - 1) / c - o / c + 1));
+        let spans = array.metadata().chunks_overlapping(o, s);
+        let touched = spans.iter().try_fold(1u64, |n, r| n.checked_mul(r.end - r.start));
         if touched.is_some_and(|t| t <= MAX_SLAB_CHUNKS) {
             each(o, s)
         } else {

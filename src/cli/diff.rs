@@ -151,9 +151,8 @@ fn values(a: &Array, b: &Array, differ: &mut impl FnMut(&'static str, Value, Str
                 continue;
             }
             // The chunk's box, cut at the array's edge.
-            let offset: Vec<u64> = c.iter().zip(a.chunk_shape()).map(|(i, n)| i * n).collect();
-            let region: Vec<u64> =
-                offset.iter().zip(a.chunk_shape()).zip(&shape).map(|((o, n), s)| (*n).min(s - o)).collect();
+            let (offset, edges) = a.metadata().chunk(&c);
+            let region: Vec<u64> = offset.iter().zip(&edges).zip(&shape).map(|((o, n), s)| (*n).min(s - o)).collect();
             // In slabs: a large shard is not decoded whole on both sides at once.
             let size = if a.data_type().is_variable_length() { 16 } else { a.data_type().size() as u64 };
             for_each_slab(&offset, &region, size, SLAB_BYTES, |o, r| compare_region(a, b, o, r, &mut tally))?;

@@ -50,7 +50,8 @@ fn array_fields(a: &Array, doc: &mut Map<String, Value>) -> Result<(), super::Cl
     let chunks_total = render::product(a.metadata().grid_shape());
     doc.insert("shape".into(), a.shape().into());
     doc.insert("data_type".into(), meta["data_type"].clone());
-    doc.insert("chunk_shape".into(), a.chunk_shape().into());
+    let (name, chunks) = render::chunks(a);
+    doc.insert(name.into(), chunks);
     doc.insert("chunk_key_encoding".into(), meta["chunk_key_encoding"].clone());
     doc.insert("fill_value".into(), meta["fill_value"].clone());
     doc.insert("codecs".into(), meta["codecs"].clone());

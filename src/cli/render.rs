@@ -50,6 +50,23 @@ pub(crate) fn product(factors: impl IntoIterator<Item = u64>) -> Value {
     }
 }
 
+/// How an array is chunked, as a JSON member: `chunk_shape` of a regular grid, or `chunk_shapes`
+/// (the edges of each dimension, as `zarr.json` holds them) of a rectilinear one.
+pub(crate) fn chunks(array: &Array) -> (&'static str, Value) {
+    if array.metadata().is_regular() {
+        return ("chunk_shape", array.chunk_shape().into());
+    }
+    ("chunk_shapes", array.metadata().to_json()["chunk_grid"]["configuration"]["chunk_shapes"].clone())
+}
+
+/// [`chunks`] for people: `[2, 2]`, or `rectilinear [[[2, 3], 1], 4]`.
+pub(crate) fn chunks_text(array: &Array) -> String {
+    match chunks(array) {
+        ("chunk_shape", _) => shape(array.chunk_shape()),
+        (_, edges) => format!("rectilinear {edges}"),
+    }
+}
+
 pub(crate) fn codecs(array: &Array) -> String {
     array.metadata().codecs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
 }

@@ -43,15 +43,19 @@ fn list(node: &Node, sizes: &HashMap<String, Usage>, out: &mut Vec<Value>) -> Cl
     let path = node.path().to_string();
     let mut entry = match node {
         Node::Group(g) => json!({"path": path, "node_type": "group", "implicit": g.is_implicit()}),
-        Node::Array(a) => json!({
-            "path": path,
-            "node_type": "array",
-            "implicit": false,
-            "data_type": a.metadata().to_json()["data_type"],
-            "shape": a.shape(),
-            "chunk_shape": a.chunk_shape(),
-            "codecs": a.metadata().codecs.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-        }),
+        Node::Array(a) => {
+            let (name, chunks) = render::chunks(a);
+            let mut entry = json!({
+                "path": path,
+                "node_type": "array",
+                "implicit": false,
+                "data_type": a.metadata().to_json()["data_type"],
+                "shape": a.shape(),
+            });
+            entry[name] = chunks;
+            entry["codecs"] = a.metadata().codecs.iter().map(|c| c.name.clone()).collect::<Vec<_>>().into();
+            entry
+        }
     };
     if let (Some(u), Value::Object(map)) = (sizes.get(&path), &mut entry) {
         if let Value::Object(figures) = u.to_json(&path, "") {
@@ -72,7 +76,7 @@ fn describe(array: &zarrdb::Array) -> String {
         "{} {} chunks {} codecs [{}]",
         array.data_type(),
         render::shape(array.shape()),
-        render::shape(array.chunk_shape()),
+        render::chunks_text(array),
         render::codecs(array)
     )
 }

@@ -361,6 +361,15 @@ pub enum ArrayError {
         /// The appended block's shape.
         given: Vec<u64>,
     },
+    /// An operation that has no path for rectilinear chunk grids yet was used on an array with
+    /// one (docs/format.md, "Chunk grids").
+    #[error("array \"{array}\": {operation} is not supported on a rectilinear chunk grid")]
+    RectilinearUnsupported {
+        /// Node path of the array.
+        array: String,
+        /// What was refused.
+        operation: &'static str,
+    },
     /// A byte-level region API was used on a variable-length array, whose elements have no
     /// fixed size: use [`crate::Array::read_items`] / [`crate::Array::write_items`].
     #[error("array \"{array}\": the data type {data_type} has variable-length elements; read and write them as items")]

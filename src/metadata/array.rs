@@ -2,13 +2,12 @@
 
 use serde_json::{Map, Value};
 
+use super::chunk_grid::ChunkGrid;
 use super::chunk_key_encoding::ChunkKeyEncoding;
 use super::data_type::DataType;
 use super::extension::NamedConfig;
 use super::fill_value::FillValue;
-use super::json::{
-    as_object, as_str, as_u64, as_u64_list, configuration, invalid, may_ignore, only_members, required, wrong_type,
-};
+use super::json::{as_object, as_u64, as_u64_list, invalid, may_ignore, required, wrong_type};
 use crate::error::MetadataError;
 
 const MEMBERS: [&str; 11] = [
@@ -42,8 +41,12 @@ pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     /// Element type.
     pub data_type: DataType,
-    /// Chunk shape of the regular chunk grid.
+    /// Chunk shape of the regular chunk grid; for a rectilinear grid, the largest edge of each
+    /// dimension (the shape the codec chain is checked against; use [`ArrayMetadata::chunk`]
+    /// for one chunk's place and shape).
     pub chunk_shape: Vec<u64>,
+    /// The chunk grid: regular (of `chunk_shape`) or rectilinear.
+    pub chunk_grid: ChunkGrid,
     /// How chunk coordinates become keys.
     pub chunk_key_encoding: ChunkKeyEncoding,
     /// Value of unwritten elements.
@@ -80,6 +83,7 @@ impl ArrayMetadata {
             fill_value: FillValue::zero(data_type.clone()),
             data_type,
             chunk_shape,
+            chunk_grid: ChunkGrid::Regular,
             chunk_key_encoding: ChunkKeyEncoding::default(),
             codecs: vec![bytes],
             attributes: Map::new(),
@@ -109,7 +113,7 @@ impl ArrayMetadata {
         }
         let shape = as_u64_list(required(obj, "shape", "shape")?, "shape")?;
         let data_type = DataType::from_json(required(obj, "data_type", "data_type")?)?;
-        let chunk_shape = chunk_grid(required(obj, "chunk_grid", "chunk_grid")?, &shape)?;
+        let (chunk_grid, chunk_shape) = ChunkGrid::from_json(required(obj, "chunk_grid", "chunk_grid")?, &shape)?;
         let chunk_key_encoding =
             ChunkKeyEncoding::from_json(required(obj, "chunk_key_encoding", "chunk_key_encoding")?)?;
         let fill_value = FillValue::from_json(required(obj, "fill_value", "fill_value")?, data_type.clone())?;
@@ -144,6 +148,7 @@ impl ArrayMetadata {
             shape,
             data_type,
             chunk_shape,
+            chunk_grid,
             chunk_key_encoding,
             fill_value,
             codecs,
@@ -163,10 +168,7 @@ impl ArrayMetadata {
         obj.insert("node_type".into(), "array".into());
         obj.insert("shape".into(), self.shape.clone().into());
         obj.insert("data_type".into(), self.data_type.to_json());
-        obj.insert(
-            "chunk_grid".into(),
-            serde_json::json!({"name": "regular", "configuration": {"chunk_shape": self.chunk_shape}}),
-        );
+        obj.insert("chunk_grid".into(), self.chunk_grid.to_json(&self.chunk_shape));
         obj.insert("chunk_key_encoding".into(), self.chunk_key_encoding.to_json());
         obj.insert("fill_value".into(), self.fill_value.to_json(self.data_type.clone()));
         obj.insert("codecs".into(), self.codecs.iter().map(NamedConfig::to_json).collect());
@@ -191,12 +193,66 @@ impl ArrayMetadata {
 
     /// Number of chunks along each dimension (edge chunks included).
     pub fn grid_shape(&self) -> Vec<u64> {
-        self.shape.iter().zip(&self.chunk_shape).map(|(&s, &c)| if s == 0 { 0 } else { s.div_ceil(c) }).collect()
+        match &self.chunk_grid {
+            ChunkGrid::Regular => self
+                .shape
+                .iter()
+                .zip(&self.chunk_shape)
+                .map(|(&s, &c)| if s == 0 { 0 } else { s.div_ceil(c) })
+                .collect(),
+            ChunkGrid::Rectilinear(grid) => grid.dims().iter().zip(&self.shape).map(|(e, &n)| e.count(n)).collect(),
+        }
+    }
+
+    /// Whether every chunk has `chunk_shape` (a regular grid).
+    pub fn is_regular(&self) -> bool {
+        matches!(self.chunk_grid, ChunkGrid::Regular)
+    }
+
+    /// The origin (array coordinates) and the shape of chunk `coords` (`coords` inside
+    /// [`grid_shape`](Self::grid_shape)); the shape is the chunk's full edges, which may reach past
+    /// the array's end.
+    pub fn chunk(&self, coords: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        match &self.chunk_grid {
+            ChunkGrid::Regular => (
+                coords.iter().zip(&self.chunk_shape).map(|(&i, &c)| i.saturating_mul(c)).collect(),
+                self.chunk_shape.clone(),
+            ),
+            ChunkGrid::Rectilinear(grid) => grid.dims().iter().zip(coords).map(|(e, &i)| e.chunk(i)).unzip(),
+        }
+    }
+
+    /// The coordinates of the chunk holding element `index` (inside the array).
+    pub fn chunk_of(&self, index: &[u64]) -> Vec<u64> {
+        match &self.chunk_grid {
+            ChunkGrid::Regular => index.iter().zip(&self.chunk_shape).map(|(&x, &c)| x / c).collect(),
+            ChunkGrid::Rectilinear(grid) => grid.dims().iter().zip(index).map(|(e, &x)| e.index_of(x)).collect(),
+        }
+    }
+
+    /// The range of chunk coordinates along each dimension that the box `offset..offset+shape`
+    /// (inside the array) overlaps.
+    pub fn chunks_overlapping(&self, offset: &[u64], shape: &[u64]) -> Vec<std::ops::Range<u64>> {
+        if shape.contains(&0) {
+            return offset.iter().map(|_| 0..0).collect();
+        }
+        let last: Vec<u64> = offset.iter().zip(shape).map(|(&o, &s)| o + s - 1).collect();
+        let (lo, hi) = (self.chunk_of(offset), self.chunk_of(&last));
+        lo.into_iter().zip(hi).map(|(a, b)| a..b + 1).collect()
+    }
+
+    /// The metadata after the shape becomes `shape` (a rectilinear grid grows as zarr-python
+    /// 3.4 grows it: one edge appended to cover the new length).
+    pub fn resized(&self, shape: Vec<u64>) -> ArrayMetadata {
+        let chunk_grid = self.chunk_grid.resized(&shape);
+        let chunk_shape = chunk_grid.bounding().unwrap_or_else(|| self.chunk_shape.clone());
+        ArrayMetadata { shape, chunk_shape, chunk_grid, ..self.clone() }
     }
 
     /// Validate members that relate to each other; called by `from_json` and before creating.
     pub(crate) fn check(&self) -> Result<(), MetadataError> {
-        check_grid(&self.shape, &self.chunk_shape)?;
+        check_grid(&self.shape, &self.chunk_shape, &self.chunk_grid)?;
+        self.chunk_grid.check(&self.shape)?;
         if let Some(names) = &self.dimension_names {
             if names.len() != self.shape.len() {
                 return Err(invalid(
@@ -215,28 +271,11 @@ impl ArrayMetadata {
     }
 }
 
-fn chunk_grid(value: &Value, shape: &[u64]) -> Result<Vec<u64>, MetadataError> {
-    let obj = as_object(value, "chunk_grid")?;
-    only_members(obj, &["name", "configuration"], "chunk_grid")?;
-    let name = as_str(required(obj, "name", "chunk_grid.name")?, "chunk_grid.name")?;
-    if name != "regular" {
-        return Err(MetadataError::Unsupported {
-            field: "chunk_grid.name".into(),
-            kind: "chunk grid",
-            name: name.into(),
-        });
-    }
-    let config = configuration(obj, "chunk_grid")?
-        .ok_or_else(|| MetadataError::MissingField { field: "chunk_grid.configuration".into() })?;
-    only_members(config, &["chunk_shape"], "chunk_grid.configuration")?;
-    let field = "chunk_grid.configuration.chunk_shape";
-    let chunk_shape = as_u64_list(required(config, "chunk_shape", field)?, field)?;
-    check_grid(shape, &chunk_shape)?;
-    Ok(chunk_shape)
-}
-
-fn check_grid(shape: &[u64], chunk_shape: &[u64]) -> Result<(), MetadataError> {
-    let field = "chunk_grid.configuration.chunk_shape";
+fn check_grid(shape: &[u64], chunk_shape: &[u64], grid: &ChunkGrid) -> Result<(), MetadataError> {
+    let field = match grid {
+        ChunkGrid::Regular => "chunk_grid.configuration.chunk_shape",
+        _ => "chunk_grid.configuration.chunk_shapes",
+    };
     if chunk_shape.len() != shape.len() {
         return Err(invalid(
             field,

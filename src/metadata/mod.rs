@@ -4,6 +4,7 @@
 mod array;
 mod auto_chunks;
 pub(crate) mod base64;
+mod chunk_grid;
 mod chunk_key_encoding;
 mod codec;
 pub(crate) mod consolidated;
@@ -17,6 +18,7 @@ mod time_unit;
 use serde_json::{Map, Value};
 
 pub use array::ArrayMetadata;
+pub use chunk_grid::{ChunkGrid, Edges, RectilinearGrid, Run};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use codec::{Codec, Endian, IndexLocation, ShardingConfig};
 pub(crate) use data_type::Layout;
