@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use super::config::{map, Config};
 use super::numpy::{self, Dtype};
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{FillValue, NamedConfig};
@@ -55,3 +56,24 @@ impl ArrayToArray for AsType {
         )
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(AsType::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float64",
+        codecs: r#"[{"name": "numcodecs.astype", "configuration": {"encode_dtype": "<f4", "decode_dtype": "<f8"}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "astype",
+        compressor: None,
+        filter: Some(V2Filter::Element {
+            input: Some("decode_dtype"),
+            output: Some("encode_dtype"),
+            no_byte_order: false,
+        }),
+    }),
+};

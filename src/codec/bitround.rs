@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, NamedConfig};
@@ -80,6 +81,23 @@ impl ArrayToArray for BitRound {
         NamedConfig::with_configuration(NAME, map([("keepbits", self.keepbits.into())]))
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(BitRound::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float32",
+        codecs: r#"[{"name": "numcodecs.bitround", "configuration": {"keepbits": 10}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "bitround",
+        compressor: None,
+        filter: Some(V2Filter::Element { input: None, output: None, no_byte_order: false }),
+    }),
+};
 
 #[cfg(test)]
 mod tests {

@@ -5,9 +5,13 @@ use std::ffi::{c_int, c_void, CString};
 use serde_json::Value;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::{DataType, NamedConfig};
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "blosc";
 
 const CNAMES: [&str; 6] = ["lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib"];
 const SHUFFLES: [&str; 3] = ["noshuffle", "shuffle", "bitshuffle"];
@@ -149,4 +153,51 @@ impl BytesToBytes for Blosc {
         config.insert("blocksize".into(), self.blocksize.into());
         NamedConfig::with_configuration("blosc", config)
     }
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, encoded| {
+        Ok(Box::new(Blosc::from_metadata(meta, encoded.data_type.clone())?))
+    }),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]"#,
+    }),
+    v2: Some(V2 { id: "blosc", compressor: Some(from_v2), filter: None }),
+};
+
+/// A v2 `blosc` compressor for an array of `data_type`: numcodecs' numeric shuffle as its name,
+/// numcodecs' defaults written out.
+fn from_v2(p: &V2Params<'_>, data_type: &DataType) -> Result<NamedConfig, crate::error::PlanError> {
+    // `typesize` appears in some writers' configurations; the frame header records the one
+    // used, so the data type's size is written instead.
+    p.only(&["cname", "clevel", "shuffle", "blocksize", "typesize"])?;
+    // Variable-length chunks reach the compressor as an item list, a plain byte buffer, and
+    // blosc's typesize stops at 255 (numcodecs passes wider items as bytes too).
+    let size = data_type.size().clamp(1, 255);
+    let shuffle = match p.get("shuffle") {
+        // numcodecs' default: byte shuffle.
+        None => "shuffle",
+        Some(value) => match value.as_i64() {
+            Some(0) => "noshuffle",
+            Some(1) => "shuffle",
+            Some(2) => "bitshuffle",
+            // AUTOSHUFFLE: what numcodecs picks when it encodes.
+            Some(-1) if size == 1 => "bitshuffle",
+            Some(-1) => "shuffle",
+            _ => return Err(p.unsupported("shuffle", value, "expected 0 (none), 1 (byte), 2 (bit) or -1 (automatic)")),
+        },
+    };
+    let mut config = serde_json::Map::new();
+    config.insert("cname".into(), p.get("cname").cloned().unwrap_or_else(|| "lz4".into()));
+    config.insert("clevel".into(), p.get("clevel").cloned().unwrap_or(Value::from(5)));
+    config.insert("shuffle".into(), shuffle.into());
+    // c-blosc treats a type wider than 255 bytes as a byte stream (typesize 1).
+    config.insert("typesize".into(), (if size > 255 { 1 } else { size }).into());
+    config.insert("blocksize".into(), p.get("blocksize").cloned().unwrap_or(Value::from(0)));
+    Ok(NamedConfig::with_configuration(NAME, config))
 }

@@ -4,9 +4,13 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use super::registry::{Build, Example, Registration};
 use super::{ArrayToBytes, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, Layout, NamedConfig};
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "bytes";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Endian {
@@ -131,3 +135,29 @@ impl ArrayToBytes for BytesCodec {
         NamedConfig::with_configuration("bytes", config)
     }
 }
+
+/// The typed `Codec::Bytes` of the Rust API as its `zarr.json` entry.
+pub(crate) fn typed(endian: Option<crate::metadata::Endian>) -> NamedConfig {
+    match endian {
+        None => NamedConfig::new(NAME),
+        Some(endian) => {
+            let endian = if endian == crate::metadata::Endian::Little { "little" } else { "big" };
+            NamedConfig::with_configuration(NAME, [("endian".to_owned(), endian.into())].into_iter().collect())
+        }
+    }
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToBytes(|meta, decoded| {
+        Ok(Box::new(BytesCodec::from_metadata(meta, decoded.data_type.clone())?))
+    }),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: None,
+};

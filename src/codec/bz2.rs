@@ -11,6 +11,7 @@ use bzip2::write::BzEncoder;
 use bzip2::Compression;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -88,6 +89,19 @@ impl BytesToBytes for Bz2 {
         NamedConfig::with_configuration(NAME, map([("level", self.level.into())]))
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Bz2::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.bz2", "configuration": {"level": 1}}]"#,
+    }),
+    v2: Some(V2 { id: "bz2", compressor: Some(|p, _| p.single(NAME, "level", 1.into())), filter: None }),
+};
 
 #[cfg(test)]
 mod tests {

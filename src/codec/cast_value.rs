@@ -16,6 +16,7 @@ use half::{bf16, f16};
 use serde_json::Value;
 
 use super::config::Config;
+use super::registry::{Build, Example, Registration};
 use super::scale_offset::{int_range, read_int, write_int};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
@@ -456,6 +457,19 @@ impl ArrayToArray for CastValue {
         self.meta.clone()
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(CastValue::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float64",
+        codecs: r#"[{"name": "cast_value", "configuration": {"data_type": "int16"}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: None,
+};
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use super::config::Config;
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -14,9 +15,6 @@ use crate::metadata::NamedConfig;
 pub(crate) const CRC32: &str = "numcodecs.crc32";
 pub(crate) const ADLER32: &str = "numcodecs.adler32";
 pub(crate) const FLETCHER32: &str = "numcodecs.fletcher32";
-
-/// The codecs of this module.
-pub(crate) const NAMES: [&str; 3] = [CRC32, ADLER32, FLETCHER32];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Algorithm {
@@ -161,6 +159,57 @@ impl BytesToBytes for Checksum32 {
         self.meta.clone()
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION_CRC32: Registration = Registration {
+    names: &[CRC32],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Checksum32::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.crc32"}]"#,
+    }),
+    v2: Some(V2 {
+        id: "crc32",
+        compressor: Some(|p, _| p.kept(CRC32, &["location"])),
+        filter: Some(V2Filter::Bytes(|p, _| p.kept(CRC32, &["location"]))),
+    }),
+};
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION_ADLER32: Registration = Registration {
+    names: &[ADLER32],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Checksum32::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.adler32", "configuration": {"location": "end"}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "adler32",
+        compressor: Some(|p, _| p.kept(ADLER32, &["location"])),
+        filter: Some(V2Filter::Bytes(|p, _| p.kept(ADLER32, &["location"]))),
+    }),
+};
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION_FLETCHER32: Registration = Registration {
+    names: &[FLETCHER32],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Checksum32::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.fletcher32"}]"#,
+    }),
+    v2: Some(V2 {
+        id: "fletcher32",
+        compressor: Some(|p, _| p.kept(FLETCHER32, &[])),
+        filter: Some(V2Filter::Bytes(|p, _| p.kept(FLETCHER32, &[]))),
+    }),
+};
 
 #[cfg(test)]
 mod tests {

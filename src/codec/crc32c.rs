@@ -1,9 +1,13 @@
 //! `crc32c`: appends the CRC-32C (Castagnoli) of the data as 4 little-endian bytes.
 
 use super::config::Config;
+use super::registry::{Build, Example, Registration};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "crc32c";
 
 #[derive(Debug)]
 pub(crate) struct Crc32c;
@@ -73,3 +77,21 @@ impl BytesToBytes for Crc32c {
         NamedConfig::new("crc32c")
     }
 }
+
+/// The typed `Codec::Crc32c` of the Rust API as its `zarr.json` entry.
+pub(crate) fn typed() -> NamedConfig {
+    NamedConfig::new(NAME)
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Crc32c::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]"#,
+    }),
+    v2: None,
+};

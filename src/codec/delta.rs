@@ -9,6 +9,7 @@ use serde_json::Map;
 
 use super::config::Config;
 use super::numpy::{self, Dtype, Float};
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, NamedConfig};
@@ -114,6 +115,23 @@ impl ArrayToArray for Delta {
         NamedConfig::with_configuration(NAME, config)
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(Delta::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "numcodecs.delta", "configuration": {"dtype": "<i8"}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "delta",
+        compressor: None,
+        filter: Some(V2Filter::Element { input: Some("dtype"), output: Some("astype"), no_byte_order: false }),
+    }),
+};
 
 #[cfg(test)]
 mod tests {

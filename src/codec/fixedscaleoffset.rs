@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::config::Config;
 use super::numpy::{self, Dtype, Float, Scalar};
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, FillValue, NamedConfig};
@@ -193,6 +194,23 @@ impl ArrayToArray for FixedScaleOffset {
         NamedConfig::with_configuration(NAME, config)
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(FixedScaleOffset::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float64",
+        codecs: r#"[{"name": "numcodecs.fixedscaleoffset", "configuration": {"offset": 1, "scale": 2, "dtype": "<f8"}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "fixedscaleoffset",
+        compressor: None,
+        filter: Some(V2Filter::Element { input: Some("dtype"), output: Some("astype"), no_byte_order: false }),
+    }),
+};
 
 #[cfg(test)]
 mod tests {

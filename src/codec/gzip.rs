@@ -7,9 +7,13 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "gzip";
 
 #[derive(Debug)]
 pub(crate) struct Gzip {
@@ -66,4 +70,35 @@ impl BytesToBytes for Gzip {
 /// bytes per 16 KiB block in the worst case, plus room for the header and trailer.
 pub(crate) fn deflate_bound(decoded: u64) -> u64 {
     decoded + 5 * (decoded / 16383 + 1) + 64
+}
+
+/// The typed `Codec::Gzip` of the Rust API as its `zarr.json` entry.
+pub(crate) fn typed(level: u32) -> NamedConfig {
+    NamedConfig::with_configuration(NAME, map([("level", level.into())]))
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Gzip::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 5}}]"#,
+    }),
+    v2: Some(V2 { id: "gzip", compressor: Some(|p, _| deflate_from_v2(NAME, p)), filter: None }),
+};
+
+/// A v2 `gzip` or `zlib` compressor as the codec `name`: numcodecs' parameters are the level.
+pub(crate) fn deflate_from_v2(name: &str, p: &V2Params<'_>) -> Result<NamedConfig, crate::error::PlanError> {
+    p.only(&["level"])?;
+    // numcodecs' default level for both.
+    let mut level = p.get("level").cloned().unwrap_or(serde_json::Value::from(1));
+    // zlib's "default level" (-1, which numcodecs passes through) is level 6. The level only
+    // matters for encoding; the stored chunks read the same at any level.
+    if level.as_i64() == Some(-1) {
+        level = serde_json::Value::from(6);
+    }
+    Ok(NamedConfig::with_configuration(name, map([("level", level)])))
 }

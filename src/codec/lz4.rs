@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use lz4::block::{self, CompressionMode};
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -87,6 +88,19 @@ impl BytesToBytes for Lz4 {
         NamedConfig::with_configuration(NAME, map([("acceleration", self.acceleration.into())]))
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Lz4::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.lz4", "configuration": {"acceleration": 1}}]"#,
+    }),
+    v2: Some(V2 { id: "lz4", compressor: Some(|p, _| p.single(NAME, "acceleration", 1.into())), filter: None }),
+};
 
 #[cfg(test)]
 mod tests {

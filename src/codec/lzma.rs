@@ -15,6 +15,7 @@ use liblzma::stream::{Action, Check, Filters, LzmaOptions, Status, Stream, PRESE
 use serde_json::{Map, Value};
 
 use super::config::Config;
+use super::registry::{Build, Example, Registration, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -308,3 +309,20 @@ impl BytesToBytes for Lzma {
         NamedConfig::with_configuration(NAME, self.config.clone())
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Lzma::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.lzma", "configuration": {"preset": 1}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "lzma",
+        compressor: Some(|p, _| p.kept(NAME, &["format", "check", "preset", "filters"])),
+        filter: None,
+    }),
+};

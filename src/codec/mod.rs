@@ -1,4 +1,5 @@
-//! Codecs and the codec chain (spec "Chunk encoding"), one file per codec.
+//! Codecs and the codec chain (spec "Chunk encoding"), one file per codec, each registered in
+//! [`registry`], the one list through which every codec name is dispatched.
 //!
 //! A chain is zero or more array -> array codecs, exactly one array -> bytes codec, and zero or
 //! more bytes -> bytes codecs. Decoded chunks are C-order little-endian element bytes: the same
@@ -27,11 +28,14 @@ mod numpy;
 mod packbits;
 mod quantize;
 pub(crate) mod region;
+pub(crate) mod registry;
 mod scale_offset;
 mod sharding;
 mod shuffle;
 mod transpose;
+mod typed;
 mod unavailable;
+pub(crate) mod v2;
 pub(crate) mod vlen;
 mod zlib;
 mod zstd;
@@ -223,96 +227,51 @@ impl CodecChain {
         let order_error = |name: &str, kind: &str| CodecError::InvalidChain {
             reason: format!("{kind} codec \"{name}\" cannot follow the array -> bytes codec"),
         };
+        let before_error = |name: &str| CodecError::InvalidChain {
+            reason: format!("bytes -> bytes codec \"{name}\" comes before the array -> bytes codec"),
+        };
+        let second_error = || CodecError::InvalidChain { reason: "more than one array -> bytes codec".into() };
         for codec in codecs {
             let current = specs.last().expect("specs starts non-empty").clone();
-            if current.data_type.is_variable_length() && array_to_bytes.is_none() {
+            let registration =
+                registry::find(&codec.name).ok_or_else(|| CodecError::UnknownCodec { name: codec.name.clone() })?;
+            if current.data_type.is_variable_length() && array_to_bytes.is_none() && registration.fixed_size_only {
                 // Array -> array codecs and sharding move fixed-size elements; items of a
                 // variable-length type reach the bytes stage only through their vlen codec.
-                if vlen::codec_name(&current.data_type) != Some(codec.name.as_str())
-                    && matches!(codec.name.as_str(), "transpose" | "sharding_indexed")
-                {
-                    return Err(CodecError::InvalidChain {
-                        reason: format!(
-                            "codec \"{}\" cannot take the variable-length data type {}",
-                            codec.name, current.data_type
-                        ),
-                    });
-                }
+                return Err(CodecError::InvalidChain {
+                    reason: format!(
+                        "codec \"{}\" cannot take the variable-length data type {}",
+                        codec.name, current.data_type
+                    ),
+                });
             }
-            match codec.name.as_str() {
-                name if ["transpose", scale_offset::NAME, cast_value::NAME].contains(&name)
-                    || numcodecs::ARRAY_TO_ARRAY.contains(&name) =>
-                {
-                    if array_to_bytes.is_some() {
-                        return Err(order_error(&codec.name, "array -> array"));
-                    }
-                    let t: Box<dyn ArrayToArray> = match name {
-                        "transpose" => Box::new(transpose::Transpose::from_metadata(codec, &current)?),
-                        scale_offset::NAME => Box::new(scale_offset::ScaleOffset::from_metadata(codec, &current)?),
-                        cast_value::NAME => Box::new(cast_value::CastValue::from_metadata(codec, &current)?),
-                        _ => numcodecs::array_to_array(codec, &current)?,
-                    };
+            match (registration.build, array_to_bytes.is_some()) {
+                (registry::Build::ArrayToArray(build), false) => {
+                    let t = build(codec, &current)?;
                     specs.push(t.encoded_spec(&current));
                     array_to_array.push(t);
                 }
-                "bytes" | "sharding_indexed" | "vlen-utf8" | "vlen-bytes" => {
-                    if array_to_bytes.is_some() {
-                        return Err(CodecError::InvalidChain { reason: "more than one array -> bytes codec".into() });
-                    }
-                    array_to_bytes = Some(match codec.name.as_str() {
-                        "bytes" => Box::new(bytes::BytesCodec::from_metadata(codec, current.data_type.clone())?),
-                        "sharding_indexed" => Box::new(sharding::Sharding::from_metadata(codec, &current)?),
-                        _ => Box::new(vlen::Vlen::from_metadata(codec, current.data_type.clone())?),
-                    });
-                }
-                name if ["gzip", "zstd", "blosc", "crc32c", zlib::NAME].contains(&name)
-                    || numcodecs::BYTES_TO_BYTES.contains(&name)
-                    || checksum32::NAMES.contains(&name) =>
-                {
-                    if array_to_bytes.is_none() {
-                        return Err(CodecError::InvalidChain {
-                            reason: format!(
-                                "bytes -> bytes codec \"{}\" comes before the array -> bytes codec",
-                                codec.name
-                            ),
-                        });
-                    }
-                    bytes_to_bytes.push(match codec.name.as_str() {
-                        "gzip" => Box::new(gzip::Gzip::from_metadata(codec)?),
-                        "zstd" => Box::new(zstd::Zstd::from_metadata(codec)?),
-                        "blosc" => Box::new(blosc::Blosc::from_metadata(codec, current.data_type.clone())?),
-                        zlib::NAME => Box::new(zlib::Zlib::from_metadata(codec)?),
-                        "crc32c" => Box::new(crc32c::Crc32c::from_metadata(codec)?),
-                        name if checksum32::NAMES.contains(&name) => {
-                            Box::new(checksum32::Checksum32::from_metadata(codec)?)
-                        }
-                        _ => numcodecs::bytes_to_bytes(codec, &specs[0])?,
-                    });
-                }
-                name => {
-                    let Some(kind) = unavailable::kind(name) else {
-                        return Err(CodecError::UnknownCodec { name: name.to_owned() });
-                    };
+                (registry::Build::ArrayToBytes(build), false) => array_to_bytes = Some(build(codec, &current)?),
+                (registry::Build::BytesToBytes(build), true) => bytes_to_bytes.push(build(codec, &specs[0], &current)?),
+                (registry::Build::Unavailable(kind), false) if kind != registry::Kind::BytesToBytes => {
+                    unavailable.get_or_insert_with(|| codec.name.clone());
                     let stand_in = unavailable::Unavailable::new(codec);
-                    unavailable.get_or_insert_with(|| name.to_owned());
-                    match (kind, array_to_bytes.is_some()) {
-                        (unavailable::Kind::ArrayToArray, false) => array_to_array.push(Box::new(stand_in)),
-                        (unavailable::Kind::ArrayToBytes, false) => array_to_bytes = Some(Box::new(stand_in)),
-                        (unavailable::Kind::BytesToBytes, true) => bytes_to_bytes.push(Box::new(stand_in)),
-                        (unavailable::Kind::ArrayToArray, true) => return Err(order_error(name, "array -> array")),
-                        (unavailable::Kind::ArrayToBytes, true) => {
-                            return Err(CodecError::InvalidChain {
-                                reason: "more than one array -> bytes codec".into(),
-                            })
-                        }
-                        (unavailable::Kind::BytesToBytes, false) => {
-                            return Err(CodecError::InvalidChain {
-                                reason: format!(
-                                    "bytes -> bytes codec \"{name}\" comes before the array -> bytes codec"
-                                ),
-                            })
-                        }
+                    if kind == registry::Kind::ArrayToArray {
+                        array_to_array.push(Box::new(stand_in));
+                    } else {
+                        array_to_bytes = Some(Box::new(stand_in));
                     }
+                }
+                (registry::Build::Unavailable(registry::Kind::BytesToBytes), true) => {
+                    unavailable.get_or_insert_with(|| codec.name.clone());
+                    bytes_to_bytes.push(Box::new(unavailable::Unavailable::new(codec)));
+                }
+                (build, _) => {
+                    return Err(match build.kind() {
+                        registry::Kind::ArrayToArray => order_error(&codec.name, "array -> array"),
+                        registry::Kind::ArrayToBytes => second_error(),
+                        registry::Kind::BytesToBytes => before_error(&codec.name),
+                    })
                 }
             }
         }

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde_json::Map;
 
 use super::config::Config;
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, FillValue, NamedConfig};
@@ -75,3 +76,17 @@ impl ArrayToArray for PackBits {
         NamedConfig::with_configuration(NAME, Map::new())
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(PackBits::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example { data_type: "bool", codecs: r#"[{"name": "numcodecs.packbits"}, {"name": "bytes"}]"# }),
+    v2: Some(V2 {
+        id: "packbits",
+        compressor: None,
+        filter: Some(V2Filter::Element { input: None, output: None, no_byte_order: true }),
+    }),
+};

@@ -11,6 +11,7 @@ use half::f16;
 
 use super::config::Config;
 use super::numpy::Scalar;
+use super::registry::{Build, Example, Registration};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, FillValue, NamedConfig};
@@ -214,3 +215,16 @@ impl ArrayToArray for ScaleOffset {
         self.meta.clone()
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(ScaleOffset::from_metadata(meta, decoded)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float64",
+        codecs: r#"[{"name": "scale_offset", "configuration": {"offset": 1.5, "scale": 4.0}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: None,
+};

@@ -16,10 +16,14 @@ use super::config::{map, Config};
 use super::region::{
     chunk_ranges, copy_box, fill_box, for_each_index, gather_box_into, intersect, is_all, offset_in_cell, BoxIn,
 };
+use super::registry::{Build, Example, Registration};
 use super::{ArrayToBytes, ChunkSpec, CodecChain, Fetch, Partial};
 use crate::error::{CodecError, Error};
 use crate::metadata::{DataType, FillValue, NamedConfig};
 use crate::store::ByteRange;
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "sharding_indexed";
 
 const ABSENT: u64 = u64::MAX;
 
@@ -660,3 +664,33 @@ impl ArrayToBytes for Sharding {
         Ok(Partial::Data(out))
     }
 }
+
+/// The typed `Codec::Sharding` of the Rust API as its `zarr.json` entry.
+pub(crate) fn typed(config: crate::metadata::ShardingConfig) -> NamedConfig {
+    let list = |codecs: Vec<crate::metadata::Codec>| {
+        Value::Array(codecs.into_iter().map(|c| NamedConfig::from(c).to_json()).collect())
+    };
+    let location = if config.index_location == crate::metadata::IndexLocation::End { "end" } else { "start" };
+    NamedConfig::with_configuration(
+        NAME,
+        map([
+            ("chunk_shape", config.chunk_shape.into()),
+            ("codecs", list(config.codecs)),
+            ("index_codecs", list(config.index_codecs)),
+            ("index_location", location.into()),
+        ]),
+    )
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToBytes(|meta, decoded| Ok(Box::new(Sharding::from_metadata(meta, decoded)?))),
+    fixed_size_only: true,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}], "index_location": "end"}}]"#,
+    }),
+    v2: None,
+};

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2Filter, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -79,6 +80,31 @@ impl BytesToBytes for Shuffle {
         NamedConfig::with_configuration(NAME, map([("elementsize", self.elementsize.into())]))
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    // numcodecs shuffles by the array's element size, whatever a filter made of the elements.
+    build: Build::BytesToBytes(|meta, array, _encoded| {
+        Ok(Box::new(Shuffle::from_metadata(meta, array.data_type.size())?))
+    }),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "int64",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.shuffle", "configuration": {"elementsize": 8}}]"#,
+    }),
+    v2: Some(V2 {
+        id: "shuffle",
+        compressor: None,
+        // numcodecs' default element size; the v3 codec's default is the array's item size.
+        filter: Some(V2Filter::Bytes(|p, _| {
+            let mut params = p.params.clone();
+            params.entry("elementsize").or_insert(serde_json::Value::from(4));
+            Ok(NamedConfig::with_configuration(NAME, params))
+        })),
+    }),
+};
 
 #[cfg(test)]
 mod tests {

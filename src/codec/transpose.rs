@@ -4,9 +4,13 @@ use serde_json::Value;
 
 use super::config::{map, Config};
 use super::region::for_each_index;
+use super::registry::{Build, Example, Registration};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "transpose";
 
 #[derive(Debug)]
 pub(crate) struct Transpose {
@@ -102,6 +106,24 @@ impl ArrayToArray for Transpose {
         NamedConfig::with_configuration("transpose", map([("order", self.order.clone().into())]))
     }
 }
+
+/// The typed `Codec::Transpose` of the Rust API as its `zarr.json` entry.
+pub(crate) fn typed(order: Vec<usize>) -> NamedConfig {
+    NamedConfig::with_configuration(NAME, map([("order", order.into())]))
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::ArrayToArray(|meta, decoded| Ok(Box::new(Transpose::from_metadata(meta, decoded)?))),
+    fixed_size_only: true,
+    home: file!(),
+    example: Some(Example {
+        data_type: "float32",
+        codecs: r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+    }),
+    v2: None,
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,40 +1,39 @@
 //! numcodecs codecs that zarr-python 3 can write under a `numcodecs.<id>` name but zarrdb cannot
-//! run. An array using one still opens, imports and exports (its chunks are copied byte for byte
+//! run, each registered (`registry.rs`) with its kind. An array using one still opens, imports and exports (its chunks are copied byte for byte
 //! and its metadata written back as it was); encoding or decoding a chunk fails with
-//! `CodecError::Unavailable` naming the codec. A name outside this list stays an unknown codec,
+//! `CodecError::Unavailable` naming the codec. A name outside the registry stays an unknown codec,
 //! which the spec requires an implementation to refuse.
 
 use std::borrow::Cow;
 
+use super::registry::{Build, Kind, Registration};
 use super::{ArrayToArray, ArrayToBytes, BytesToBytes, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
 
-/// Where a codec sits in a chain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    ArrayToArray,
-    ArrayToBytes,
-    BytesToBytes,
+/// A codec of `kind` that zarrdb knows by `name` and cannot run. (Its configuration is not
+/// checked: nothing here reads it.)
+const fn known(name: &'static [&'static str], kind: Kind) -> Registration {
+    Registration {
+        names: name,
+        build: Build::Unavailable(kind),
+        fixed_size_only: false,
+        home: file!(),
+        example: None,
+        v2: None,
+    }
 }
 
-/// The known numcodecs codecs zarrdb does not run, with their kind in zarr-python 3's
-/// `numcodecs.zarr3` module. (Their configurations are not checked: nothing here reads them.)
-const KNOWN: [(&str, Kind); 8] = [
-    ("numcodecs.categorize", Kind::ArrayToArray),
-    ("numcodecs.zfpy", Kind::ArrayToBytes),
-    ("numcodecs.pcodec", Kind::ArrayToBytes),
-    ("numcodecs.jenkins_lookup3", Kind::BytesToBytes),
-    ("numcodecs.blosc", Kind::BytesToBytes),
-    ("numcodecs.zstd", Kind::BytesToBytes),
-    ("numcodecs.gzip", Kind::BytesToBytes),
-    ("numcodecs.crc32c", Kind::BytesToBytes),
-];
-
-/// The kind of a known codec zarrdb cannot run, `None` for every other name.
-pub(crate) fn kind(name: &str) -> Option<Kind> {
-    KNOWN.iter().find(|(known, _)| *known == name).map(|(_, kind)| *kind)
-}
+// The known numcodecs codecs zarrdb does not run, with their kind in zarr-python 3's
+// `numcodecs.zarr3` module.
+pub(crate) const CATEGORIZE: Registration = known(&["numcodecs.categorize"], Kind::ArrayToArray);
+pub(crate) const ZFPY: Registration = known(&["numcodecs.zfpy"], Kind::ArrayToBytes);
+pub(crate) const PCODEC: Registration = known(&["numcodecs.pcodec"], Kind::ArrayToBytes);
+pub(crate) const JENKINS_LOOKUP3: Registration = known(&["numcodecs.jenkins_lookup3"], Kind::BytesToBytes);
+pub(crate) const NUMCODECS_BLOSC: Registration = known(&["numcodecs.blosc"], Kind::BytesToBytes);
+pub(crate) const NUMCODECS_ZSTD: Registration = known(&["numcodecs.zstd"], Kind::BytesToBytes);
+pub(crate) const NUMCODECS_GZIP: Registration = known(&["numcodecs.gzip"], Kind::BytesToBytes);
+pub(crate) const NUMCODECS_CRC32C: Registration = known(&["numcodecs.crc32c"], Kind::BytesToBytes);
 
 /// A stand-in for a codec zarrdb cannot run: it keeps the codec's metadata and fails every
 /// encode and decode.

@@ -10,9 +10,16 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::registry::{Build, Example, Registration};
 use super::{ArrayToBytes, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, NamedConfig};
+
+/// The codec of `string` arrays.
+pub(crate) const UTF8: &str = "vlen-utf8";
+
+/// The codec of `variable_length_bytes` arrays.
+pub(crate) const BYTES: &str = "vlen-bytes";
 
 /// The largest item list a chunk may hold: decompressors stop here, so a hostile stream cannot
 /// make a variable-length chunk allocate more.
@@ -21,8 +28,8 @@ pub(crate) const MAX_CHUNK_BYTES: u64 = 1 << 30;
 /// The array -> bytes codec a variable-length data type needs, `None` for fixed-size types.
 pub(crate) fn codec_name(data_type: &DataType) -> Option<&'static str> {
     match data_type {
-        DataType::String => Some("vlen-utf8"),
-        DataType::Bytes => Some("vlen-bytes"),
+        DataType::String => Some(UTF8),
+        DataType::Bytes => Some(BYTES),
         _ => None,
     }
 }
@@ -154,6 +161,26 @@ impl ArrayToBytes for Vlen {
         NamedConfig::with_configuration(self.name(), serde_json::Map::new())
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION_UTF8: Registration = Registration {
+    names: &[UTF8],
+    build: Build::ArrayToBytes(|meta, decoded| Ok(Box::new(Vlen::from_metadata(meta, decoded.data_type.clone())?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example { data_type: "string", codecs: r#"[{"name": "vlen-utf8"}]"# }),
+    v2: None,
+};
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION_BYTES: Registration = Registration {
+    names: &[BYTES],
+    build: Build::ArrayToBytes(|meta, decoded| Ok(Box::new(Vlen::from_metadata(meta, decoded.data_type.clone())?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example { data_type: "variable_length_bytes", codecs: r#"[{"name": "vlen-bytes"}]"# }),
+    v2: None,
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use flate2::write::ZlibEncoder;
 use flate2::Compression;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -80,6 +81,19 @@ impl BytesToBytes for Zlib {
         NamedConfig::with_configuration(NAME, map([("level", self.level.into())]))
     }
 }
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Zlib::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.zlib", "configuration": {"level": 1}}]"#,
+    }),
+    v2: Some(V2 { id: "zlib", compressor: Some(|p, _| super::gzip::deflate_from_v2(NAME, p)), filter: None }),
+};
 
 #[cfg(test)]
 mod tests {

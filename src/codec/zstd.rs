@@ -3,9 +3,13 @@
 use std::cell::RefCell;
 
 use super::config::{map, Config};
+use super::registry::{Build, Example, Registration, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
+
+/// The codec's name in `zarr.json`.
+pub(crate) const NAME: &str = "zstd";
 
 #[derive(Debug)]
 pub(crate) struct Zstd {
@@ -144,6 +148,39 @@ impl BytesToBytes for Zstd {
         }
         NamedConfig::with_configuration("zstd", config)
     }
+}
+
+/// The typed `Codec::Zstd` of the Rust API as its `zarr.json` entry (the checksum flag always
+/// written, as zarr-python does).
+pub(crate) fn typed(level: i32, checksum: bool) -> NamedConfig {
+    NamedConfig::with_configuration(NAME, map([("level", level.into()), ("checksum", checksum.into())]))
+}
+
+/// The codec's entry in `registry::REGISTRY`.
+pub(crate) const REGISTRATION: Registration = Registration {
+    names: &[NAME],
+    build: Build::BytesToBytes(|meta, _array, _encoded| Ok(Box::new(Zstd::from_metadata(meta)?))),
+    fixed_size_only: false,
+    home: file!(),
+    example: Some(Example {
+        data_type: "uint16",
+        codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 3, "checksum": false}}]"#,
+    }),
+    v2: Some(V2 { id: "zstd", compressor: Some(from_v2), filter: None }),
+};
+
+/// A v2 `zstd` compressor: numcodecs' level (default 0) and checksum flag.
+fn from_v2(p: &V2Params<'_>, _: &crate::metadata::DataType) -> Result<NamedConfig, crate::error::PlanError> {
+    p.only(&["level", "checksum"])?;
+    let mut config = map([("level", p.get("level").cloned().unwrap_or(serde_json::Value::from(0)))]);
+    match p.get("checksum") {
+        None | Some(serde_json::Value::Bool(false)) => {}
+        Some(serde_json::Value::Bool(true)) => {
+            config.insert("checksum".into(), true.into());
+        }
+        Some(other) => return Err(p.wrong_type("checksum", "true or false", other)),
+    }
+    Ok(NamedConfig::with_configuration(NAME, config))
 }
 
 #[cfg(test)]

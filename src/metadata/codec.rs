@@ -1,11 +1,9 @@
 //! Typed codec configuration for the Rust API: [`Codec`] and [`ShardingConfig`] describe an
 //! array's codec chain without writing JSON. They become the `codecs` entries of `zarr.json`
-//! ([`NamedConfig`]) exactly as the Zarr v3 spec and `docs/format.md` spell them; JSON stays at
-//! the metadata boundary. Which chains can run is checked when the array is created.
-
-use serde_json::{json, Map, Value};
-
-use super::{ArrayMetadata, NamedConfig};
+//! ([`NamedConfig`]) exactly as the Zarr v3 spec and `docs/format.md` spell them. This layer only
+//! describes them: the metadata layer sits below the codecs, so each codec's module writes its
+//! own entry (`From<Codec> for NamedConfig` and `ArrayMetadata::with_codecs` are in
+//! `codec/typed.rs`). Which chains can run is checked when the array is created.
 
 /// Byte order of the `bytes` codec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,60 +127,6 @@ impl ShardingConfig {
     /// The same with the inner chunks' codecs replaced.
     pub fn with_codecs(mut self, codecs: impl IntoIterator<Item = Codec>) -> ShardingConfig {
         self.codecs = codecs.into_iter().collect();
-        self
-    }
-}
-
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
-fn list(codecs: &[Codec]) -> Value {
-    Value::Array(codecs.iter().map(|c| NamedConfig::from(c.clone()).to_json()).collect())
-}
-
-impl From<Codec> for NamedConfig {
-    fn from(codec: Codec) -> NamedConfig {
-        match codec {
-            Codec::Bytes { endian: None } => NamedConfig::new("bytes"),
-            Codec::Bytes { endian: Some(endian) } => {
-                let endian = if endian == Endian::Little { "little" } else { "big" };
-                NamedConfig::with_configuration("bytes", object(json!({ "endian": endian })))
-            }
-            Codec::Transpose { order } => {
-                NamedConfig::with_configuration("transpose", object(json!({ "order": order })))
-            }
-            Codec::Gzip { level } => NamedConfig::with_configuration("gzip", object(json!({ "level": level }))),
-            Codec::Zstd { level, checksum } => {
-                NamedConfig::with_configuration("zstd", object(json!({ "level": level, "checksum": checksum })))
-            }
-            Codec::Crc32c => NamedConfig::new("crc32c"),
-            Codec::Sharding(config) => {
-                let location = if config.index_location == IndexLocation::End { "end" } else { "start" };
-                NamedConfig::with_configuration(
-                    "sharding_indexed",
-                    object(json!({
-                        "chunk_shape": config.chunk_shape,
-                        "codecs": list(&config.codecs),
-                        "index_codecs": list(&config.index_codecs),
-                        "index_location": location,
-                    })),
-                )
-            }
-        }
-    }
-}
-
-impl ArrayMetadata {
-    /// The same metadata with its codec chain replaced by `codecs` (array-to-array codecs, one
-    /// array-to-bytes codec, then bytes-to-bytes codecs, as the spec orders them). For a
-    /// variable-length data type, keep the `vlen-utf8` or `vlen-bytes` codec that
-    /// [`ArrayMetadata::new`] chose and add compressors to `codecs` after it by hand.
-    pub fn with_codecs(mut self, codecs: impl IntoIterator<Item = Codec>) -> ArrayMetadata {
-        self.codecs = codecs.into_iter().map(NamedConfig::from).collect();
         self
     }
 }

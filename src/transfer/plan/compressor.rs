@@ -1,20 +1,18 @@
 //! Compressors of the older layouts as v3 bytes -> bytes codecs: v2 `compressor` objects
 //! (numcodecs configurations), v1 `compression` + `compression_opts`, and the draft's
 //! `compressor` with a purl codec URI. All three use numcodecs' parameter names, so one mapping
-//! serves them.
+//! serves them: each codec's own (its `V2` registration, `codec/v2.rs`).
 
 use serde_json::{Map, Value};
 
 use super::dtype::Dtype;
 use super::PlanError;
-use crate::metadata::json::{describe, join, wrong_type};
+use crate::codec::registry::{self, V2Params as Params};
+use crate::metadata::json::{describe, wrong_type};
 use crate::metadata::NamedConfig;
 
 /// Compressors whose streams no v3 codec of zarrdb reads.
 const NO_V3_CODEC: [&str; 1] = ["zfpy"];
-
-/// zarr-python 3's name for the zlib codec; `codec::zlib` registers the same name.
-const ZLIB: &str = "numcodecs.zlib";
 
 /// The draft's codec URIs: `https://purl.org/zarr/spec/codec/<id>/<version>`.
 const DRAFT_CODEC_PREFIX: &str = "https://purl.org/zarr/spec/codec/";
@@ -106,8 +104,8 @@ pub(crate) fn from_draft(value: Option<&Value>, dtype: Dtype, key: &str) -> Resu
     convert(id, &params, dtype, key, ("compressor.codec", "compressor.configuration")).map(Some)
 }
 
-/// One compressor by its numcodecs id. `fields` names the members that hold the id and the
-/// parameters in the document, for errors.
+/// One compressor by its numcodecs id, through the codec that registers it (`codec::registry`).
+/// `fields` names the members that hold the id and the parameters in the document, for errors.
 fn convert(
     id: &str,
     params: &Map<String, Value>,
@@ -117,135 +115,15 @@ fn convert(
 ) -> Result<NamedConfig, PlanError> {
     let (id_field, field) = fields;
     let p = Params { params, key, field };
-    match id {
-        "zlib" | "gzip" => {
-            p.only(&["level"])?;
-            // numcodecs' default level for both.
-            let mut level = p.get("level").cloned().unwrap_or(Value::from(1));
-            // zlib's "default level" (-1, which numcodecs passes through) is level 6. The level
-            // only matters for encoding; the stored chunks read the same at any level.
-            if level.as_i64() == Some(-1) {
-                level = Value::from(6);
-            }
-            let name = if id == "zlib" { ZLIB } else { "gzip" };
-            Ok(NamedConfig::with_configuration(name, [("level".to_owned(), level)].into_iter().collect()))
-        }
-        "zstd" => {
-            p.only(&["level", "checksum"])?;
-            let mut config = Map::new();
-            config.insert("level".into(), p.get("level").cloned().unwrap_or(Value::from(0)));
-            match p.get("checksum") {
-                None | Some(Value::Bool(false)) => {}
-                Some(Value::Bool(true)) => {
-                    config.insert("checksum".into(), true.into());
-                }
-                Some(other) => return Err(p.wrong_type("checksum", "true or false", other)),
-            }
-            Ok(NamedConfig::with_configuration("zstd", config))
-        }
-        "blosc" => {
-            // `typesize` appears in some writers' configurations; the frame header records the
-            // one used, so the data type's size is written instead.
-            p.only(&["cname", "clevel", "shuffle", "blocksize", "typesize"])?;
-            // Variable-length chunks reach the compressor as an item list, a plain byte buffer, and
-            // blosc's typesize stops at 255 (numcodecs passes wider items as bytes too).
-            let size = dtype.data_type.size().clamp(1, 255);
-            let shuffle = match p.get("shuffle") {
-                // numcodecs' default: byte shuffle.
-                None => "shuffle",
-                Some(value) => match value.as_i64() {
-                    Some(0) => "noshuffle",
-                    Some(1) => "shuffle",
-                    Some(2) => "bitshuffle",
-                    // AUTOSHUFFLE: what numcodecs picks when it encodes.
-                    Some(-1) if size == 1 => "bitshuffle",
-                    Some(-1) => "shuffle",
-                    _ => {
-                        return Err(PlanError::unsupported(
-                            key,
-                            &join(field, "shuffle"),
-                            describe(value),
-                            "expected 0 (none), 1 (byte), 2 (bit) or -1 (automatic)",
-                        ))
-                    }
-                },
-            };
-            let mut config = Map::new();
-            config.insert("cname".into(), p.get("cname").cloned().unwrap_or_else(|| "lz4".into()));
-            config.insert("clevel".into(), p.get("clevel").cloned().unwrap_or(Value::from(5)));
-            config.insert("shuffle".into(), shuffle.into());
-            // c-blosc treats a type wider than 255 bytes as a byte stream (typesize 1).
-            config.insert("typesize".into(), (if size > 255 { 1 } else { size }).into());
-            config.insert("blocksize".into(), p.get("blocksize").cloned().unwrap_or(Value::from(0)));
-            Ok(NamedConfig::with_configuration("blosc", config))
-        }
-        // numcodecs' own codecs under zarr-python 3's names; their parameters are the v3
-        // configuration, checked when the chain is built. Defaults are written out, as numcodecs'
-        // `get_config` does.
-        "lz4" | "bz2" => {
-            let (member, default) = if id == "lz4" { ("acceleration", 1) } else { ("level", 1) };
-            p.only(&[member])?;
-            let value = p.get(member).cloned().unwrap_or(Value::from(default));
-            Ok(NamedConfig::with_configuration(
-                format!("numcodecs.{id}"),
-                [(member.to_owned(), value)].into_iter().collect(),
-            ))
-        }
-        "lzma" => {
-            p.only(&["format", "check", "preset", "filters"])?;
-            Ok(NamedConfig::with_configuration("numcodecs.lzma", params.clone()))
-        }
-        // The checksums: the bytes and a 4-byte checksum, as numcodecs stores them whether it
-        // runs them as the compressor or as a filter.
-        "crc32" | "adler32" | "fletcher32" => checksum(id, &p),
-        other if NO_V3_CODEC.contains(&other) => Err(PlanError::unsupported(
-            key,
-            id_field,
-            format!("\"{other}\""),
-            "zarrdb has no codec that reads this compressor's chunks",
-        )),
-        other => Err(PlanError::unsupported(
-            key,
-            id_field,
-            format!("\"{other}\""),
-            "not a compressor zarrdb can convert (zlib, gzip, zstd, blosc, lz4, bz2, lzma, crc32, adler32 or fletcher32)",
-        )),
+    if let Some(convert) = registry::find_v2(id).and_then(|(_, v2)| v2.compressor) {
+        return convert(&p, &dtype.data_type);
     }
-}
-
-/// A numcodecs checksum (`crc32`, `adler32`, `fletcher32`) as its v3 codec, parameters kept.
-pub(crate) fn checksum(id: &str, p: &Params<'_>) -> Result<NamedConfig, PlanError> {
-    let allowed: &[&str] = if id == "fletcher32" { &[] } else { &["location"] };
-    p.only(allowed)?;
-    Ok(NamedConfig::with_configuration(format!("numcodecs.{id}"), p.params.clone()))
-}
-
-/// A compressor's parameters, with errors that name the document and member.
-pub(crate) struct Params<'a> {
-    pub params: &'a Map<String, Value>,
-    pub key: &'a str,
-    pub field: &'a str,
-}
-
-impl Params<'_> {
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.params.get(name)
-    }
-
-    /// Unknown parameters may change the stream, so they are refused rather than dropped.
-    fn only(&self, allowed: &[&str]) -> Result<(), PlanError> {
-        match self.params.iter().find(|(name, _)| !allowed.contains(&name.as_str())) {
-            Some((name, value)) => Err(PlanError::unsupported(
-                self.key,
-                &join(self.field, name),
-                describe(value),
-                "not a parameter zarrdb knows for this compressor",
-            )),
-            None => Ok(()),
-        }
-    }
-
-    fn wrong_type(&self, name: &str, expected: &'static str, value: &Value) -> PlanError {
-        PlanError::metadata(self.key, wrong_type(&join(self.field, name), expected, value))
-    }
+    let reason = if NO_V3_CODEC.contains(&id) {
+        "zarrdb has no codec that reads this compressor's chunks".to_owned()
+    } else {
+        let ids = registry::v2_compressor_ids();
+        let (last, rest) = ids.split_last().expect("codecs with a v2 compressor are registered");
+        format!("not a compressor zarrdb can convert ({} or {last})", rest.join(", "))
+    };
+    Err(PlanError::unsupported(key, id_field, format!("\"{id}\""), reason))
 }

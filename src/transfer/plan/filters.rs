@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::dtype::{Dtype, Endian};
 use super::PlanError;
+use crate::codec::registry::{self, V2Filter, V2Params};
 use crate::metadata::json::{describe, wrong_type};
 use crate::metadata::NamedConfig;
 
@@ -27,18 +28,6 @@ pub(crate) struct Filters {
     /// The byte order the `bytes` codec writes when a filter changed the element type (`Some`),
     /// `None` to keep the array's.
     pub endian: Option<Option<Endian>>,
-}
-
-/// Element filters: the parameter naming the type they read and the one naming the type they
-/// write (when it may differ).
-fn element_filter(id: &str) -> Option<(Option<&'static str>, Option<&'static str>)> {
-    Some(match id {
-        "delta" | "fixedscaleoffset" | "quantize" => (Some("dtype"), Some("astype")),
-        "astype" => (Some("decode_dtype"), Some("encode_dtype")),
-        "bitround" => (None, None),
-        "packbits" => (None, None),
-        _ => return None,
-    })
 }
 
 /// Object codecs and filters that make or take objects. An object array's first filter, its
@@ -84,28 +73,27 @@ pub(crate) fn from_v2(value: Option<&Value>, dtype: Dtype, key: &str) -> Result<
         let refuse = |reason: &str| PlanError::unsupported(key, &format!("{field}.id"), format!("\"{id}\""), reason);
         let mut params: Map<String, Value> = obj.clone();
         params.remove("id");
-        let codec = NamedConfig::with_configuration(format!("numcodecs.{id}"), params.clone());
         if NEEDS_OBJECT_TYPES.contains(&id) {
             return Err(refuse(
                 "an object codec is read only as the first filter of an object (|O) array, as vlen-utf8 or vlen-bytes",
             ));
         }
-        if ["crc32", "adler32", "fletcher32"].contains(&id) {
-            // A checksum filter works on the bytes, like the compressor after it.
-            let p = super::compressor::Params { params: &params, key, field: &field };
-            filters.bytes.push(super::compressor::checksum(id, &p)?);
-            continue;
-        }
-        if id == "shuffle" {
-            // numcodecs' default element size; the v3 codec's default is the array's item size.
-            let mut params = params.clone();
-            params.entry("elementsize").or_insert(Value::from(4));
-            filters.bytes.push(NamedConfig::with_configuration("numcodecs.shuffle", params));
-            continue;
-        }
-        let Some((input, output)) = element_filter(id) else {
+        // The codec that registers this numcodecs id as a filter (`codec::registry`).
+        let Some((registration, filter)) =
+            registry::find_v2(id).and_then(|(r, v2)| v2.filter.map(|filter| (r, filter)))
+        else {
             return Err(refuse("not a filter zarrdb can convert"));
         };
+        let (input, output, no_byte_order) = match filter {
+            V2Filter::Bytes(convert) => {
+                // A filter on the bytes (shuffle, a checksum) works like the compressor after it.
+                let p = V2Params { params: &params, key, field: &field };
+                filters.bytes.push(convert(&p, &dtype.data_type)?);
+                continue;
+            }
+            V2Filter::Element { input, output, no_byte_order } => (input, output, no_byte_order),
+        };
+        let codec = NamedConfig::with_configuration(registration.names[0], params.clone());
         if !filters.bytes.is_empty() {
             return Err(refuse("an element filter after a byte filter (shuffle) has no v3 equivalent"));
         }
@@ -120,7 +108,7 @@ pub(crate) fn from_v2(value: Option<&Value>, dtype: Dtype, key: &str) -> Result<
                 ));
             }
         }
-        if id == "packbits" {
+        if no_byte_order {
             current = None;
             filters.endian = Some(None);
         } else if let Some(out) = text(output) {
