@@ -6,9 +6,8 @@
 #   fuzz/ci.sh [SECONDS] [TARGET...]
 #
 # One `cargo build` of the crate with the coverage instrumentation `cargo fuzz build` asks rustc
-# for, on zarrdb and this crate only (ASan left out: it needs nightly flags and instruments every
-# dependency), then each target's binary runs as libFuzzer over a copy of its committed seeds
-# (fuzz/seeds/ is never written). A crash, panic, timeout or out-of-memory input is saved under
+# for (cargo-fuzz 0.13's defaults without ASan, which needs nightly flags), then each target's
+# binary runs as libFuzzer over a copy of its committed seeds (fuzz/seeds/ is never written). A crash, panic, timeout or out-of-memory input is saved under
 # fuzz/artifacts/ci/<target>/, its path printed, and the script fails after every target has run.
 # The long campaigns keep `cargo fuzz run` with ASan (fuzz/run.sh, fuzz/README.md).
 set -euo pipefail
@@ -22,27 +21,31 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 # The coverage flags of cargo-fuzz 0.13 (sanitizer-coverage level 4 with inline 8-bit counters,
-# the PC table, comparison tracing and stack depth; debug assertions and overflow checks), given
-# by ci-rustc.sh to zarrdb and this crate only. --target keeps build scripts and proc macros as
-# plain host builds, as cargo-fuzz does; its own target dir keeps this build from replacing
-# cargo-fuzz's (fuzz/target/<triple>/release) or the other way round, and is named by the flags
-# (cargo does not see what the wrapper adds, so other flags need other artifacts).
-flags="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4"
-flags+=" -Cllvm-args=-sanitizer-coverage-inline-8bit-counters"
-flags+=" -Cllvm-args=-sanitizer-coverage-pc-table"
-flags+=" -Cllvm-args=-sanitizer-coverage-trace-compares"
-flags+=" -Cllvm-args=-sanitizer-coverage-stack-depth"
-flags+=" -Cllvm-args=-simplifycfg-branch-fold-threshold=0 -Cdebug-assertions -Coverflow-checks"
+# the PC table, comparison tracing and stack depth; debug assertions and overflow checks).
+# --target keeps them away from build scripts and proc macros (which would not link without
+# libFuzzer), as cargo-fuzz does; its own target dir keeps this build from replacing cargo-fuzz's
+# (fuzz/target/<triple>/release) or the other way round.
+flags=(
+    --cfg fuzzing
+    -Cpasses=sancov-module
+    -Cllvm-args=-sanitizer-coverage-level=4
+    -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+    -Cllvm-args=-sanitizer-coverage-pc-table
+    -Cllvm-args=-sanitizer-coverage-trace-compares
+    -Cllvm-args=-sanitizer-coverage-stack-depth
+    -Cllvm-args=-simplifycfg-branch-fold-threshold=0
+    -Cdebug-assertions
+    -Coverflow-checks
+)
 triple=$(rustc -vV | sed -n 's/^host: //p')
-target_dir=target/ci-$(printf '%s' "$flags" | cksum | cut -d' ' -f1)
-echo "== fuzz build (${#targets[@]} targets, $triple, $target_dir)"
+target_dir=target/ci
+echo "== fuzz build (${#targets[@]} targets, $triple)"
 start=$SECONDS
 bins=()
 for target in "${targets[@]}"; do
     bins+=(--bin "$target")
 done
-RUSTC_WRAPPER="$PWD/ci-rustc.sh" ZARRDB_FUZZ_CI_RUSTFLAGS="$flags" \
-    cargo build --locked --release --target "$triple" --target-dir "$target_dir" \
+RUSTFLAGS="${flags[*]}" cargo build --locked --release --target "$triple" --target-dir "$target_dir" \
     --config 'profile.release.debug="line-tables-only"' "${bins[@]}"
 echo "built in $((SECONDS - start)) s"
 
