@@ -7,8 +7,9 @@
 #
 # One `cargo build` of the crate with the coverage instrumentation `cargo fuzz build` asks rustc
 # for (cargo-fuzz 0.13's defaults without ASan, which needs nightly flags), then each target's
-# binary runs as libFuzzer over a copy of its committed seeds (fuzz/seeds/ is never written). A crash, panic, timeout or out-of-memory input is saved under
-# fuzz/artifacts/ci/<target>/, its path printed, and the script fails after every target has run.
+# binary runs as libFuzzer over a copy of its committed seeds (fuzz/seeds/ is never written). A
+# crash, panic, timeout or out-of-memory input is saved under fuzz/artifacts/ci/<target>/, its
+# path printed, and the script fails after every target has run.
 # The long campaigns keep `cargo fuzz run` with ASan (fuzz/run.sh, fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")"
