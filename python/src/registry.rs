@@ -142,13 +142,15 @@ impl Entry {
 /// How long a writable open waits for a read-only handle of the process to be free to close.
 const UPGRADE_WAIT: Duration = Duration::from_secs(10);
 
-/// The registry's key for a database: the same file or folder reached through different names
-/// (relative, `..`, a symlink, a hard link) must map to one handle.
+/// A registry key for a database: the same file or folder reached through different names
+/// (relative, `..`, a symlink, a hard link) must map to one handle. Each entry is known by both:
+/// its device and inode find it through a hard link, its resolved path once a compaction has put
+/// a new file (a new inode) in its place.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 enum Identity {
     /// Device and inode of what is there.
     File(u64, u64),
-    /// Nothing there yet: the normalised path.
+    /// The path made absolute, with symlinks resolved (in its folder, when nothing is there yet).
     Path(PathBuf),
 }
 
@@ -157,16 +159,22 @@ fn handles() -> &'static Mutex<HashMap<Identity, Weak<Entry>>> {
     HANDLES.get_or_init(Default::default)
 }
 
-fn identity(path: &Path) -> Identity {
+/// The keys `path` is known by now: its inode's when something is there, then its path's.
+fn identities(path: &Path) -> Vec<Identity> {
     use std::os::unix::fs::MetadataExt;
+    let mut keys = Vec::with_capacity(2);
     if let Ok(meta) = std::fs::metadata(path) {
-        return Identity::File(meta.dev(), meta.ino());
+        keys.push(Identity::File(meta.dev(), meta.ino()));
     }
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    Identity::Path(match (absolute.parent().and_then(|p| p.canonicalize().ok()), absolute.file_name()) {
-        (Some(parent), Some(name)) => parent.join(name),
-        _ => absolute,
-    })
+    let resolved = path.canonicalize().unwrap_or_else(|_| {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        match (absolute.parent().and_then(|p| p.canonicalize().ok()), absolute.file_name()) {
+            (Some(parent), Some(name)) => parent.join(name),
+            _ => absolute,
+        }
+    });
+    keys.push(Identity::Path(resolved));
+    keys
 }
 
 /// How a new handle opens the database; an open handle keeps its first opener's.
@@ -205,11 +213,11 @@ pub(crate) fn open(
         // The log is a writer's way of committing; a read-only handle only reads what it holds.
         .lmdb_commit_log(commit_log && !read_only)
         .read_only(read_only);
-    let id = identity(path);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
     let mut handles = handles().lock().unwrap_or_else(PoisonError::into_inner);
     handles.retain(|_, entry| entry.strong_count() > 0);
-    if let Some(entry) = handles.get(&id).and_then(Weak::upgrade) {
+    let live = identities(path).iter().find_map(|id| handles.get(id).and_then(Weak::upgrade));
+    if let Some(entry) = live {
         if let Some(open) = entry.backend().filter(|&open| open != backend) {
             return Err(OpenError::WrongBackend {
                 path: path.display().to_string(),
@@ -225,6 +233,10 @@ pub(crate) fn open(
         if !read_only && entry.read_only() {
             entry.upgrade(path, create, &builder)?;
         }
+        // Known from now on by this name's keys too (the inode of a compacted file).
+        for id in identities(path) {
+            handles.insert(id, Arc::downgrade(&entry));
+        }
         return Ok(entry);
     }
     let db = if create && !read_only { builder.create(path)? } else { builder.open(path)? };
@@ -233,7 +245,9 @@ pub(crate) fn open(
         path: path.to_path_buf(),
         submitter: Submitter::default(),
     });
-    // Created just now: known from here on by its device and inode.
-    handles.insert(identity(path), Arc::downgrade(&entry));
+    // After the open: a database created just now has an inode from here on.
+    for id in identities(path) {
+        handles.insert(id, Arc::downgrade(&entry));
+    }
     Ok(entry)
 }
