@@ -81,7 +81,8 @@ impl Database {
             return Err(pyo3::exceptions::PyValueError::new_err("commit_log applies to backend='lmdb' only"));
         }
         let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
-        let db = py.detach(|| registry::open(&path, create && !read_only, read_only, backend, settings)).map_err(to_py)?;
+        let db =
+            py.detach(|| registry::open(&path, create && !read_only, read_only, backend, settings)).map_err(to_py)?;
         Ok(Database { db })
     }
 

@@ -150,6 +150,25 @@ def test_a_writable_store_beside_a_read_only_one_in_the_same_process(
     np.testing.assert_array_equal(_read_in_child(path, backend, **extra), values)
 
 
+def test_writers_of_other_processes_go_on_beside_a_read_only_store(tmp_path: Path) -> None:
+    """In redb's multi-process mode (the default) a read-only store takes redb's shared reader:
+    writers in other processes commit while it is open, and it reads their commits."""
+    path = tmp_path / "shared.zarrdb"
+    values = _build(path, "redb")
+    reader = ZarrdbStore(path, read_only=True)
+    np.testing.assert_array_equal(zarr.open_array(reader, path="a", mode="r")[:], values)
+    code = "\n".join([
+        "import sys, zarr",
+        "from zarrdb import ZarrdbStore",
+        "zarr.open_array(ZarrdbStore(sys.argv[1]), path='a')[2, 2] = 77",
+    ])
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    values[2, 2] = 77
+    np.testing.assert_array_equal(zarr.open_array(reader, path="a", mode="r")[:], values)
+    reader.close()
+
+
 def _mount(args: list[str]) -> bool:
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 

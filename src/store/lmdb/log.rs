@@ -188,7 +188,8 @@ pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
 /// Whether a live process holds the folder alone ([`lock_alone`]): asked without taking a lock
 /// and without writing (a read-only open), so a folder in use is told from one a crash left.
 pub(super) fn held_alone(folder: &Path) -> bool {
-    let Ok(file) = File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(folder.join("lock.mdb"))
+    let Ok(file) =
+        File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(folder.join("lock.mdb"))
     else {
         return false;
     };
