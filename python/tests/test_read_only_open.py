@@ -218,10 +218,40 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+def _check_and_close(store: ZarrdbStore, written: int) -> None:
+    """The first `written` arrays the full-disk writer wrote, read through `store`, then closed."""
+    rng = np.random.default_rng(16)
+    for i in range(written):
+        expected = rng.integers(0, 255, size=(256, 256), dtype="uint8")
+        np.testing.assert_array_equal(zarr.open_array(store, path=f"a{i}", mode="r")[:], expected)
+    store.close()
+
+
+def _fill(disk: Path) -> None:
+    """Fill what room is left on `disk` with a file of its own."""
+    fd = os.open(disk / "ballast", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\1" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 # Writes arrays until the disk is full, prints how many it wrote, and dies by SIGKILL with the
-# database open (and the disk still full): the next open finds a crashed writer's files.
+# database open (and the disk still full): the next open finds a crashed writer's files. With
+# "log" as its last argument it first sets aside a reserve, frees it once the disk is full, and
+# makes ten small acknowledged sets, which redb's single-process mode makes durable as records
+# in its commit log beside the file (not yet in the file), and prints how many it made too.
 _WRITE_UNTIL_FULL = """
 import os, signal, sys, numpy as np, zarr, zarrdb
+from zarr.core.buffer import cpu
+with_log = sys.argv[4] == "log"
+reserve = sys.argv[1] + ".reserve"
+if with_log:
+    with open(reserve, "wb") as f:
+        f.write(b"\\0" * (512 << 10))
 store = zarrdb.ZarrdbStore(sys.argv[1], backend=sys.argv[2], multi_process=sys.argv[3] == "1")
 rng = np.random.default_rng(16)
 written = 0
@@ -232,7 +262,13 @@ try:
         written = i + 1
 except zarrdb.DiskFullError:
     pass
-print(written, flush=True)
+logged = 0
+if with_log:
+    os.remove(reserve)
+    for k in range(10):
+        store.set_sync(f"small/{k}", cpu.Buffer.from_bytes(f"value {k}".encode()))
+        logged = k + 1
+print(written, logged, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -241,62 +277,21 @@ os.kill(os.getpid(), signal.SIGKILL)
 def test_reads_after_a_crash_on_a_full_disk(small_disk: Path, backend: str, multi_process: bool) -> None:
     path = small_disk / "full.db"
     done = subprocess.run(
-        [sys.executable, "-c", _WRITE_UNTIL_FULL, str(path), backend, "1" if multi_process else "0"],
+        [sys.executable, "-c", _WRITE_UNTIL_FULL, str(path), backend, "1" if multi_process else "0", "-"],
         capture_output=True,
         timeout=300,
     )
     assert done.returncode == -9, done.stderr.decode()
-    written = int(done.stdout)
+    written = int(done.stdout.split()[0])
     assert written > 0
     # The disk stays full: nothing may be written, and nothing is.
-    ballast = small_disk / "ballast"
-    fd = os.open(ballast, os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\1" * 4096) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    _fill(small_disk)
     before = _files(path)
     store = ZarrdbStore(path, backend=backend, read_only=True, multi_process=multi_process)  # type: ignore[arg-type]
-    rng = np.random.default_rng(16)
-    for i in range(written):
-        expected = rng.integers(0, 255, size=(256, 256), dtype="uint8")
-        np.testing.assert_array_equal(zarr.open_array(store, path=f"a{i}", mode="r")[:], expected)
-    store.close()
+    _check_and_close(store, written)
     del store
     gc.collect()
     assert _files(path) == before
-
-
-# As _WRITE_UNTIL_FULL, then frees a reserve it made first and makes small acknowledged sets,
-# which redb's single-process mode makes durable as records in its commit log beside the file
-# (not yet in the file), printing how many were acknowledged before it dies by SIGKILL.
-_WRITE_UNTIL_FULL_THEN_LOG = """
-import os, signal, sys, numpy as np, zarr, zarrdb
-from zarr.core.buffer import cpu
-reserve = sys.argv[1] + ".reserve"
-with open(reserve, "wb") as f:
-    f.write(b"\\0" * (512 << 10))
-store = zarrdb.ZarrdbStore(sys.argv[1], multi_process=False)
-rng = np.random.default_rng(16)
-written = 0
-try:
-    for i in range(64):
-        arr = zarr.create_array(store, name=f"a{i}", shape=(256, 256), chunks=(64, 64), dtype="uint8")
-        arr[:] = rng.integers(0, 255, size=(256, 256), dtype="uint8")
-        written = i + 1
-except zarrdb.DiskFullError:
-    pass
-os.remove(reserve)
-logged = 0
-for k in range(10):
-    store.set_sync(f"small/{k}", cpu.Buffer.from_bytes(f"value {k}".encode()))
-    logged = k + 1
-print(written, logged, flush=True)
-os.kill(os.getpid(), signal.SIGKILL)
-"""
 
 
 def test_reads_commit_log_records_after_a_crash_on_a_full_disk(small_disk: Path) -> None:
@@ -305,32 +300,20 @@ def test_reads_commit_log_records_after_a_crash_on_a_full_disk(small_disk: Path)
     written: the file and the log stay byte-identical."""
     path = small_disk / "logged.db"
     done = subprocess.run(
-        [sys.executable, "-c", _WRITE_UNTIL_FULL_THEN_LOG, str(path)], capture_output=True, timeout=300
+        [sys.executable, "-c", _WRITE_UNTIL_FULL, str(path), "redb", "0", "log"], capture_output=True, timeout=300
     )
     assert done.returncode == -9, done.stderr.decode()
     written, logged = (int(n) for n in done.stdout.split())
     assert written > 0 and logged == 10
     logs = [p for p in small_disk.iterdir() if p.name.startswith(path.name) and p != path]
     assert logs, f"no commit log beside the database: {sorted(os.listdir(small_disk))}"
-    ballast = small_disk / "ballast"
-    fd = os.open(ballast, os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\1" * 4096) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    _fill(small_disk)
     before = {p.name: _files(p) for p in [path, *logs]}
     store = ZarrdbStore(path, read_only=True, multi_process=False)
     for k in range(logged):
         value = store.get_sync(f"small/{k}")
         assert value is not None and value.to_bytes() == f"value {k}".encode(), k
-    rng = np.random.default_rng(16)
-    for i in range(written):
-        expected = rng.integers(0, 255, size=(256, 256), dtype="uint8")
-        np.testing.assert_array_equal(zarr.open_array(store, path=f"a{i}", mode="r")[:], expected)
-    store.close()
+    _check_and_close(store, written)
     del store
     gc.collect()
     assert {p.name: _files(p) for p in [path, *logs]} == before
