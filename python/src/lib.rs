@@ -41,9 +41,11 @@ impl Database {
     /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
     /// too can read and write it at the same time; `cache_size` is redb's page cache in bytes
     /// (`registry::DEFAULT_REDB_CACHE` when None); `commit_log` runs LMDB behind zarrdb's commit
-    /// log (`DatabaseBuilder::lmdb_commit_log`: faster durable commits, the folder held alone).
+    /// log (`DatabaseBuilder::lmdb_commit_log`: faster durable commits, the folder held alone);
+    /// `read_only` opens it without ever writing its files, unless a writable handle of this
+    /// process is open on it already (`registry::open`).
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false, read_only=false))]
     #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments, passed through")]
     fn open(
         py: Python<'_>,
@@ -54,6 +56,7 @@ impl Database {
         multi_process: bool,
         cache_size: Option<usize>,
         commit_log: bool,
+        read_only: bool,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -78,19 +81,20 @@ impl Database {
             return Err(pyo3::exceptions::PyValueError::new_err("commit_log applies to backend='lmdb' only"));
         }
         let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
-        let db = py.detach(|| registry::open(&path, create, backend, settings)).map_err(to_py)?;
+        let db =
+            py.detach(|| registry::open(&path, create && !read_only, read_only, backend, settings)).map_err(to_py)?;
         Ok(Database { db })
     }
 
     /// The auto-commit store: each write commits on its own.
     fn store(&self) -> NativeStore {
-        NativeStore { store: self.db.db.store(), db: self.db.clone(), checked: true, auto_commit: true }
+        NativeStore { store: None, db: self.db.clone(), checked: true, auto_commit: true }
     }
 
     /// A read-only store fixed at the latest commit.
     fn snapshot(&self, py: Python<'_>) -> PyResult<NativeStore> {
-        let snapshot = py.detach(|| self.db.db.begin_read()).map_err(to_py)?;
-        Ok(NativeStore { store: snapshot.store(), db: self.db.clone(), checked: true, auto_commit: false })
+        let snapshot = py.detach(|| self.db.db()?.begin_read()).map_err(to_py)?;
+        Ok(NativeStore { store: Some(snapshot.store()), db: self.db.clone(), checked: true, auto_commit: false })
     }
 
     /// Begin a write transaction (waits while another one is open).
@@ -104,7 +108,7 @@ impl Database {
     #[pyo3(signature = (key, value, checked=true))]
     fn set_if_absent(&self, py: Python<'_>, key: &str, value: &[u8], checked: bool) -> PyResult<bool> {
         py.detach(|| -> Result<bool, zarrdb::Error> {
-            let txn = self.db.db.begin_write()?;
+            let txn = self.db.db()?.begin_write()?;
             let store = txn.store();
             if store.size(key)?.is_some() {
                 return Ok(false);
@@ -121,7 +125,7 @@ impl Database {
     #[pyo3(signature = (items, checked=true))]
     fn set_many(&self, py: Python<'_>, items: Vec<(String, Vec<u8>)>, checked: bool) -> PyResult<()> {
         py.detach(|| -> Result<(), zarrdb::Error> {
-            let txn = self.db.db.begin_write()?;
+            let txn = self.db.db()?.begin_write()?;
             let store = txn.store();
             for (key, value) in items {
                 if checked {
@@ -138,20 +142,20 @@ impl Database {
     /// Give the space of erased and overwritten data back to the file system
     /// (`zarrdb::Database::compact`); returns the file's length before and after, in bytes.
     fn compact(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
-        let done = py.detach(|| self.db.db.compact()).map_err(to_py)?;
+        let done = py.detach(|| self.db.db()?.compact()).map_err(to_py)?;
         Ok((done.bytes_before, done.bytes_after))
     }
 
     /// The path the database was opened at.
     #[getter]
-    fn path(&self) -> std::path::PathBuf {
-        self.db.db.path().to_path_buf()
+    fn path(&self) -> PyResult<std::path::PathBuf> {
+        Ok(self.db.db().map_err(to_py)?.path().to_path_buf())
     }
 
     /// The backend's name: "redb", "lmdb" or "sled".
     #[getter]
-    fn backend(&self) -> &'static str {
-        self.db.db.backend().name()
+    fn backend(&self) -> PyResult<&'static str> {
+        Ok(self.db.db().map_err(to_py)?.backend().name())
     }
 }
 
@@ -159,7 +163,10 @@ impl Database {
 /// belongs to kept open.
 #[pyclass(frozen, module = "zarrdb._native", name = "Store")]
 struct NativeStore {
-    store: Arc<dyn Store>,
+    /// A snapshot's or transaction's store; `None` for the database's auto-commit store, taken
+    /// from the entry's current handle on every call (it changes when a read-only handle is
+    /// upgraded, `registry::Entry::upgrade`).
+    store: Option<Arc<dyn Store>>,
     db: Arc<registry::Entry>,
     /// Whether node documents are checked on the way in and consolidated metadata presented
     /// fresh on the way out (`zarrdb::hierarchy::RawAccess`), or every key is read and written as bytes.
@@ -189,10 +196,11 @@ impl NativeStore {
     /// The size in bytes of the value under `key`, or None when absent.
     fn size(&self, py: Python<'_>, key: &str) -> PyResult<Option<u64>> {
         py.detach(|| -> Result<Option<u64>, zarrdb::Error> {
+            let store = self.store()?;
             if self.checked {
-                RawAccess::new(self.store.as_ref()).size(key)
+                RawAccess::new(store.as_ref()).size(key)
             } else {
-                Ok(self.store.size(key)?)
+                Ok(store.size(key)?)
             }
         })
         .map_err(to_py)
@@ -200,7 +208,7 @@ impl NativeStore {
 
     /// Store `value` under `key`; a node document is checked first unless `checked` is off.
     fn set(&self, py: Python<'_>, key: &str, value: &[u8]) -> PyResult<()> {
-        py.detach(|| set(self.store.as_ref(), key, value, self.checked)).map_err(to_py)
+        py.detach(|| set(self.store()?.as_ref(), key, value, self.checked)).map_err(to_py)
     }
 
     /// Queue `value` for `key` and return at once; `token`'s outcome is posted to `completions`
@@ -217,7 +225,7 @@ impl NativeStore {
 
     /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call.
     fn open_array(&self, py: Python<'_>, path: &str) -> PyResult<array::NativeArray> {
-        let array = py.detach(|| zarrdb::Array::open(self.store.clone(), path)).map_err(to_py)?;
+        let array = py.detach(|| zarrdb::Array::open(self.store()?, path)).map_err(to_py)?;
         Ok(array::NativeArray::new(array))
     }
 
@@ -239,29 +247,29 @@ impl NativeStore {
 
     /// Remove `key` (absent keys are not an error).
     fn erase(&self, py: Python<'_>, key: &str) -> PyResult<()> {
-        py.detach(|| self.store.erase(key)).map_err(to_py)
+        py.detach(|| Ok::<_, zarrdb::Error>(self.store()?.erase(key)?)).map_err(to_py)
     }
 
     /// Remove every key starting with `prefix` ("" removes everything).
     fn erase_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<()> {
-        py.detach(|| self.store.erase_prefix(prefix)).map_err(to_py)
+        py.detach(|| Ok::<_, zarrdb::Error>(self.store()?.erase_prefix(prefix)?)).map_err(to_py)
     }
 
     /// Every key starting with `prefix`, sorted.
     fn list_prefix(&self, py: Python<'_>, prefix: &str) -> PyResult<Vec<String>> {
-        py.detach(|| self.store.list_prefix(prefix)).map_err(to_py)
+        py.detach(|| Ok::<_, zarrdb::Error>(self.store()?.list_prefix(prefix)?)).map_err(to_py)
     }
 
     /// The key names and child prefix names directly under `prefix` ("" or ending with "/").
     fn list_dir(&self, py: Python<'_>, prefix: &str) -> PyResult<(Vec<String>, Vec<String>)> {
-        let listing = py.detach(|| self.store.list_dir(prefix)).map_err(to_py)?;
+        let listing = py.detach(|| Ok::<_, zarrdb::Error>(self.store()?.list_dir(prefix)?)).map_err(to_py)?;
         Ok((listing.keys, listing.prefixes))
     }
 
     /// Whether this store accepts writes (false for snapshots).
     #[getter]
-    fn writable(&self) -> bool {
-        self.store.capabilities().writable
+    fn writable(&self) -> PyResult<bool> {
+        Ok(self.store().map_err(to_py)?.capabilities().writable)
     }
 
     /// The database this store belongs to.
@@ -272,12 +280,21 @@ impl NativeStore {
 }
 
 impl NativeStore {
+    /// The store this object reads and writes: its own, or the entry's current auto-commit store.
+    fn store(&self) -> Result<Arc<dyn Store>, zarrdb::Error> {
+        match &self.store {
+            Some(store) => Ok(store.clone()),
+            None => self.db.store(),
+        }
+    }
+
     /// Read `key`, or a range of it cut to the value's end, from one consistent view: a ranged
     /// read asks for the size and then the bytes, and a writer in between must not make them
     /// disagree, so both run on a snapshot when the store is the auto-commit one. A node
     /// document (small) is read whole through `RawAccess` and cut here.
     fn get_clamped(&self, key: &str, range: PyRange) -> Result<Option<Vec<u8>>, zarrdb::Error> {
-        let store = self.store.as_ref();
+        let store = self.store()?;
+        let store = store.as_ref();
         if self.checked && RawAccess::is_document(key) {
             let Some(value) = RawAccess::new(store).get(key)? else { return Ok(None) };
             let len = value.len() as u64;

@@ -7,9 +7,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::time::{Duration, Instant};
 
-use zarrdb::{Backend, Database, Durability};
+use zarrdb::error::OpenError;
+use zarrdb::{Backend, Database, DatabaseBuilder, Durability, Store};
 
 use crate::submit::Submitter;
 
@@ -25,28 +27,154 @@ use crate::submit::Submitter;
 pub(crate) const DEFAULT_REDB_CACHE: usize = 64 << 20;
 
 /// A shared open database.
+///
+/// Its handle can change once: a handle opened read-only (`read_only` stores, when no writable
+/// handle of the process was open) is replaced by a writable one when a writable store of the
+/// process opens the same database (`Entry::upgrade`). Two handles of one process on one file
+/// cannot coexist: redb's single-process mode and LMDB (whose locks are per process) forbid it,
+/// and a redb handle reading the file as it was would block the writer's commits. So the stores
+/// of an entry ask it for the current handle on every call instead of keeping one.
 pub(crate) struct Entry {
-    pub(crate) db: Database,
+    slot: RwLock<Slot>,
+    /// The path of the first open, for messages.
+    path: PathBuf,
     /// The sets submitted without waiting (`submit.rs`).
     pub(crate) submitter: Submitter,
 }
 
-fn handles() -> &'static Mutex<HashMap<PathBuf, Weak<Entry>>> {
-    static HANDLES: OnceLock<Mutex<HashMap<PathBuf, Weak<Entry>>>> = OnceLock::new();
+struct Slot {
+    /// `None` only after an upgrade failed and the read-only handle could not be opened again.
+    db: Option<Database>,
+    /// Opened read-only (`DatabaseBuilder::read_only`): the files are never written.
+    read_only: bool,
+    /// How the read-only handle was opened, to open it again when an upgrade fails.
+    builder: DatabaseBuilder,
+    /// Why `db` is `None`.
+    lost: Option<String>,
+}
+
+impl Entry {
+    /// The database's current handle.
+    pub(crate) fn db(&self) -> Result<Database, zarrdb::Error> {
+        let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+        match &slot.db {
+            Some(db) => Ok(db.clone()),
+            None => Err(OpenError::Engine {
+                path: self.path.display().to_string(),
+                backend: "zarrdb",
+                source: slot.lost.clone().unwrap_or_default().into(),
+            }
+            .into()),
+        }
+    }
+
+    /// The auto-commit store of the current handle.
+    pub(crate) fn store(&self) -> Result<Arc<dyn Store>, zarrdb::Error> {
+        Ok(self.db()?.store())
+    }
+
+    fn read_only(&self) -> bool {
+        self.slot.read().unwrap_or_else(PoisonError::into_inner).read_only
+    }
+
+    fn backend(&self) -> Option<Backend> {
+        self.slot.read().unwrap_or_else(PoisonError::into_inner).db.as_ref().map(Database::backend)
+    }
+
+    /// Replace a read-only handle by one opened with `builder` for writing. The read-only handle
+    /// must be closed first (its locks exclude the writer's), so this waits, for at most
+    /// `UPGRADE_WAIT`, until nothing but the entry uses it: reads in flight end, but a snapshot of a
+    /// read-only store (or an array opened through one) keeps it, and then the writable open is
+    /// refused. Stores of the entry wait meanwhile and then use the new handle.
+    fn upgrade(&self, path: &Path, create: bool, builder: &DatabaseBuilder) -> Result<(), zarrdb::Error> {
+        let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
+        if !slot.read_only {
+            return Ok(());
+        }
+        let Some(old) = slot.db.take() else {
+            // The read-only handle was lost in an earlier failed upgrade: open the writer anyway.
+            let db = if create { builder.create(path)? } else { builder.open(path)? };
+            slot.db = Some(db);
+            slot.read_only = false;
+            slot.lost = None;
+            return Ok(());
+        };
+        let deadline = Instant::now() + UPGRADE_WAIT;
+        while !old.is_sole_handle() {
+            if Instant::now() >= deadline {
+                let shown = path.display().to_string();
+                let refused = OpenError::Engine {
+                    path: shown.clone(),
+                    backend: old.backend().name(),
+                    source: format!(
+                        "a read-only handle of this process on \"{shown}\" is still in use (a snapshot or array \
+                         of a read_only store); close it before opening the database for writing"
+                    )
+                    .into(),
+                };
+                slot.db = Some(old);
+                return Err(refused.into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let reopen_read_only = old.path().to_path_buf();
+        drop(old);
+        let opened = if create { builder.create(path) } else { builder.open(path) };
+        match opened {
+            Ok(db) => {
+                slot.db = Some(db);
+                slot.read_only = false;
+                Ok(())
+            }
+            Err(e) => {
+                // The readers keep reading: the read-only handle comes back.
+                let again = slot.builder.open(&reopen_read_only);
+                match again {
+                    Ok(db) => slot.db = Some(db),
+                    Err(lost) => slot.lost = Some(format!("the database could not be opened again: {lost}")),
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// How long a writable open waits for a read-only handle of the process to be free to close.
+const UPGRADE_WAIT: Duration = Duration::from_secs(10);
+
+/// A registry key for a database: the same file or folder reached through different names
+/// (relative, `..`, a symlink, a hard link) must map to one handle. Each entry is known by both:
+/// its device and inode find it through a hard link, its resolved path once a compaction has put
+/// a new file (a new inode) in its place.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+enum Identity {
+    /// Device and inode of what is there.
+    File(u64, u64),
+    /// The path made absolute, with symlinks resolved (in its folder, when nothing is there yet).
+    Path(PathBuf),
+}
+
+fn handles() -> &'static Mutex<HashMap<Identity, Weak<Entry>>> {
+    static HANDLES: OnceLock<Mutex<HashMap<Identity, Weak<Entry>>>> = OnceLock::new();
     HANDLES.get_or_init(Default::default)
 }
 
-/// The path as the registry knows it: the same file reached through different spellings
-/// (relative, `..`, a symlinked folder) must map to one handle.
-fn identity(path: &Path) -> PathBuf {
-    if let Ok(p) = path.canonicalize() {
-        return p;
+/// The keys `path` is known by now: its inode's when something is there, then its path's.
+fn identities(path: &Path) -> Vec<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    let mut keys = Vec::with_capacity(2);
+    if let Ok(meta) = std::fs::metadata(path) {
+        keys.push(Identity::File(meta.dev(), meta.ino()));
     }
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    match (absolute.parent().and_then(|p| p.canonicalize().ok()), absolute.file_name()) {
-        (Some(parent), Some(name)) => parent.join(name),
-        _ => absolute,
-    }
+    let resolved = path.canonicalize().unwrap_or_else(|_| {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        match (absolute.parent().and_then(|p| p.canonicalize().ok()), absolute.file_name()) {
+            (Some(parent), Some(name)) => parent.join(name),
+            _ => absolute,
+        }
+    });
+    keys.push(Identity::Path(resolved));
+    keys
 }
 
 /// How a new handle opens the database; an open handle keeps its first opener's.
@@ -60,26 +188,41 @@ pub(crate) struct Settings {
     pub(crate) commit_log: bool,
 }
 
-/// The live handle on `path`, or a new one. The first opener's durability, multi-process mode,
-/// cache size and commit log apply to every store sharing the handle; asking for another backend
-/// than the open one is an error.
+/// The live handle on `path`, or a new one. The first writable opener's durability,
+/// multi-process mode, cache size and commit log apply to every store sharing the handle; asking
+/// for another backend than the open one is an error.
+///
+/// A `read_only` opener shares any live handle; without one it opens the database read-only, as
+/// the CLI's read-only commands do (its files are never written, so read-only media and a full
+/// disk work). A writable opener shares a writable handle, and replaces a read-only one
+/// (`Entry::upgrade`).
 pub(crate) fn open(
     path: &Path,
     create: bool,
+    read_only: bool,
     backend: Backend,
     settings: Settings,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
     let Settings { durability, multi_process, cache_size, commit_log } = settings;
-    let id = identity(path);
+    let mut builder = Database::builder();
+    builder
+        .backend(backend)
+        .durability(durability)
+        .redb_multi_writer(multi_process)
+        .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE))
+        // The log is a writer's way of committing; a read-only handle only reads what it holds.
+        .lmdb_commit_log(commit_log && !read_only)
+        .read_only(read_only);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
-    let mut handles = handles().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut handles = handles().lock().unwrap_or_else(PoisonError::into_inner);
     handles.retain(|_, entry| entry.strong_count() > 0);
-    if let Some(entry) = handles.get(&id).and_then(Weak::upgrade) {
-        if entry.db.backend() != backend {
-            return Err(zarrdb::error::OpenError::WrongBackend {
+    let live = identities(path).iter().find_map(|id| handles.get(id).and_then(Weak::upgrade));
+    if let Some(entry) = live {
+        if let Some(open) = entry.backend().filter(|&open| open != backend) {
+            return Err(OpenError::WrongBackend {
                 path: path.display().to_string(),
                 requested: backend.name(),
-                found: match entry.db.backend() {
+                found: match open {
                     Backend::Lmdb => "an LMDB database",
                     Backend::Sled => "a sled database",
                     _ => "a redb database",
@@ -87,17 +230,24 @@ pub(crate) fn open(
             }
             .into());
         }
+        if !read_only && entry.read_only() {
+            entry.upgrade(path, create, &builder)?;
+        }
+        // Known from now on by this name's keys too (the inode of a compacted file).
+        for id in identities(path) {
+            handles.insert(id, Arc::downgrade(&entry));
+        }
         return Ok(entry);
     }
-    let mut builder = Database::builder();
-    builder
-        .backend(backend)
-        .durability(durability)
-        .redb_multi_writer(multi_process)
-        .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE))
-        .lmdb_commit_log(commit_log);
-    let db = if create { builder.create(path)? } else { builder.open(path)? };
-    let entry = Arc::new(Entry { db, submitter: Submitter::default() });
-    handles.insert(id, Arc::downgrade(&entry));
+    let db = if create && !read_only { builder.create(path)? } else { builder.open(path)? };
+    let entry = Arc::new(Entry {
+        slot: RwLock::new(Slot { db: Some(db), read_only, builder, lost: None }),
+        path: path.to_path_buf(),
+        submitter: Submitter::default(),
+    });
+    // After the open: a database created just now has an inode from here on.
+    for id in identities(path) {
+        handles.insert(id, Arc::downgrade(&entry));
+    }
     Ok(entry)
 }

@@ -186,7 +186,10 @@ fn run(shared: &Shared) {
 /// a failed commit fails every item without an error of its own.
 fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
     let Some(first) = batch.first() else { return Vec::new() };
-    let store = first.entry.db.store();
+    let store = match first.entry.store() {
+        Ok(store) => store,
+        Err(e) => return vec![Some(Arc::new(e)); batch.len()],
+    };
     let own_error = |result: Result<(), zarrdb::error::StoreError>| result.err().map(|e| Arc::new(e.into()));
     // Each item's own refusal is kept beside the others; only a failed commit fails the lot.
     let mut outcomes: Vec<Option<Arc<zarrdb::Error>>> = vec![None; batch.len()];

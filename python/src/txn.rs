@@ -34,7 +34,7 @@ impl Txn {
         let (started_tx, started_rx) = mpsc::channel();
         let (end_tx, end_rx) = mpsc::channel::<bool>();
         let (done_tx, done_rx) = mpsc::channel();
-        let database = db.db.clone();
+        let database = db.db()?;
         std::thread::Builder::new()
             .name("zarrdb-transaction".into())
             .spawn(move || {
@@ -84,7 +84,7 @@ fn ended(operation: &'static str) -> zarrdb::error::StoreError {
 impl Txn {
     /// The store of this transaction: reads see its own writes.
     fn store(&self) -> NativeStore {
-        NativeStore { store: self.store.clone(), db: self.db.clone(), checked: true, auto_commit: false }
+        NativeStore { store: Some(self.store.clone()), db: self.db.clone(), checked: true, auto_commit: false }
     }
 
     /// Apply every write atomically (durably, in durable mode).

@@ -431,6 +431,13 @@ impl Database {
     pub fn begin_read(&self) -> Result<Snapshot, Error> {
         Snapshot::begin(&self.shared)
     }
+
+    /// Whether this is the only live handle on the open database: no clone of it, and no store,
+    /// snapshot or transaction made from it, is alive, so dropping it closes the database's
+    /// files (and releases its locks) at once.
+    pub fn is_sole_handle(&self) -> bool {
+        Arc::strong_count(&self.shared) == 1
+    }
 }
 
 /// What every store, transaction and snapshot of one database shares.

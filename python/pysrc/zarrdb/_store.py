@@ -324,6 +324,7 @@ class ZarrdbStore(Store):
                 self._multi_process,
                 self._cache_size,
                 self._commit_log,
+                read_only=self.read_only,
             )
         except _native.LockedError as locked:
             raise _mode_mismatch(locked, self._multi_process, self._backend) from locked

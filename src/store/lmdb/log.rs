@@ -32,6 +32,7 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -182,6 +183,26 @@ pub(super) fn lock_alone(folder: &Path) -> io::Result<Option<File>> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(folder.join("lock.mdb"))?;
     Ok(lock_byte(&file, libc::F_WRLCK)?.then_some(file))
+}
+
+/// Whether a live process holds the folder alone ([`lock_alone`]): asked without taking a lock
+/// and without writing (a read-only open), so a folder in use is told from one a crash left.
+pub(super) fn held_alone(folder: &Path) -> bool {
+    let Ok(file) =
+        File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(folder.join("lock.mdb"))
+    else {
+        return false;
+    };
+    // SAFETY: `flock` is plain data; all-zero is a valid value, filled in below.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_RDLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = 0;
+    lock.l_len = 1;
+    // SAFETY: the descriptor is open for the call (borrowed from `file`), and `lock` is a valid
+    // `struct flock` that F_GETLK reads and fills in.
+    let asked = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    asked == 0 && lock.l_type == libc::F_WRLCK as libc::c_short
 }
 
 /// `Err` once commits are refused (see `LmdbLog::refusal`).

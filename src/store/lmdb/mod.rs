@@ -159,6 +159,10 @@ impl LmdbEngine {
         let recovering = path.join(log::CHECKPOINT).exists();
         let alone = if commit_log || recovering {
             if read_only {
+                // A writer with the log holds the folder alone while it is open.
+                if log::held_alone(path) {
+                    return Err(OpenError::Locked { path: display, backend: NAME });
+                }
                 return Err(OpenError::Engine {
                     path: display,
                     backend: NAME,

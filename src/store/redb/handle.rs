@@ -24,21 +24,43 @@ use crate::store::panic;
 
 /// An open redb database; closing it (when the handle and every snapshot have let go) may panic
 /// inside redb on a damaged file, which is caught.
-pub(super) struct Open(Option<redb::Database>);
+pub(super) struct Open(Option<Db>);
+
+/// The two kinds of redb handle.
+enum Db {
+    Writable(redb::Database),
+    /// redb's own read-only handle, in its multi-writer mode (`RedbEngine::open_shared_reader`).
+    Shared(redb::ReadOnlyDatabase),
+}
 
 impl Open {
     pub(super) fn new(db: redb::Database) -> Arc<Open> {
-        Arc::new(Open(Some(db)))
+        Arc::new(Open(Some(Db::Writable(db))))
     }
 
-    /// The database; `None` only while it is being closed.
+    /// The database opened writable; `None` for a read-only handle and while it is being closed.
     pub(super) fn get(&self) -> Option<&redb::Database> {
-        self.0.as_ref()
+        match &self.0 {
+            Some(Db::Writable(db)) => Some(db),
+            _ => None,
+        }
+    }
+
+    /// The database to read, of either kind; `None` only while it is being closed.
+    pub(super) fn reader(&self) -> Option<&dyn redb::ReadableDatabase> {
+        match &self.0 {
+            Some(Db::Writable(db)) => Some(db),
+            Some(Db::Shared(db)) => Some(db),
+            None => None,
+        }
     }
 
     /// The database, to change or close it; only for the last holder.
     pub(super) fn get_mut(&mut self) -> Option<&mut redb::Database> {
-        self.0.as_mut()
+        match &mut self.0 {
+            Some(Db::Writable(db)) => Some(db),
+            _ => None,
+        }
     }
 }
 
@@ -63,6 +85,17 @@ pub(super) struct Handle {
 }
 
 impl Handle {
+    /// A handle on redb's own read-only handle: never opened again (nothing it does writes, so
+    /// no failure of its own spends it).
+    pub(super) fn shared_reader(db: redb::ReadOnlyDatabase) -> Handle {
+        Handle {
+            db: RwLock::new(Some(Arc::new(Open(Some(Db::Shared(db)))))),
+            reopen: None,
+            spent: AtomicBool::new(false),
+            replay_limit: AtomicU64::new(u64::MAX),
+        }
+    }
+
     pub(super) fn new(db: redb::Database, reopen: Option<(PathBuf, RedbOptions)>) -> Handle {
         Handle {
             db: RwLock::new(Some(Open::new(db))),
@@ -91,7 +124,7 @@ impl Handle {
         if self.spent.load(Ordering::Acquire) {
             self.reopen(operation)?;
         }
-        self.db.read().clone().filter(|db| db.get().is_some()).ok_or_else(|| closed(operation))
+        self.db.read().clone().filter(|db| db.reader().is_some()).ok_or_else(|| closed(operation))
     }
 
     fn reopen(&self, operation: &'static str) -> Result<(), StoreError> {

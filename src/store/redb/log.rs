@@ -73,6 +73,46 @@ pub(super) fn replay(
 ) -> Result<(Replayed, Option<Found>), StoreError> {
     // Read first: a write transaction can fail where reading does not (a full disk), and most
     // opens find nothing to apply.
+    let (nothing, found) = look(db, at, limit, writable)?;
+    let Some((found, newer)) = found else { return Ok((nothing, None)) };
+    if !newer {
+        return Ok((nothing, Some(found)));
+    }
+    let name = nothing.name.clone();
+    let mut txn = db.begin_write().map_err(engine_error(NAME, "replay the commit log", ""))?;
+    let replayed = {
+        let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+        // Another process of redb's multi-writer mode may have applied them meanwhile.
+        let (Some(applied), _) = read_position(&table)? else { return Ok((nothing, Some(found))) };
+        let (last, end) = found.follow(NAME, applied, limit, |batch| {
+            write_batch(&mut table, &batch)?;
+            Ok(true)
+        })?;
+        let position = Position { applied: Applied { seq: last, ..applied }, name: None };
+        store_position(&position, &mut table, "replay the commit log")?;
+        let stored = Some(if durable { position.applied } else { applied });
+        Replayed { stored, name, last, end }
+    };
+    txn.set_durability(durability(durable)).map_err(engine_error(NAME, "set_durability", ""))?;
+    txn.commit().map_err(engine_error(NAME, "replay the commit log", ""))?;
+    Ok((replayed, Some(found)))
+}
+
+/// Whether the database's log beside `path` holds records its file lacks, looked at without
+/// writing anything (the log is opened read-only).
+pub(super) fn pending(db: &impl ReadableDatabase, path: &Path) -> Result<bool, StoreError> {
+    Ok(look(db, LogAt::File(path), u64::MAX, false)?.1.is_some_and(|(_, newer)| newer))
+}
+
+/// Where the file stands, read in a read transaction, and the log found for it (opened for
+/// writing when `writable`) with whether it holds records numbered up to `limit` that the file
+/// lacks.
+fn look(
+    db: &impl ReadableDatabase,
+    at: LogAt<'_>,
+    limit: u64,
+    writable: bool,
+) -> Result<(Replayed, Option<(Found, bool)>), StoreError> {
     let (stored, name) = {
         let txn = db.begin_read().map_err(engine_error(NAME, "replay the commit log", ""))?;
         match txn.open_table(TABLE) {
@@ -98,24 +138,5 @@ pub(super) fn replay(
         newer = true;
         Ok(false)
     })?;
-    if !newer {
-        return Ok((nothing, Some(found)));
-    }
-    let mut txn = db.begin_write().map_err(engine_error(NAME, "replay the commit log", ""))?;
-    let replayed = {
-        let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-        // Another process of redb's multi-writer mode may have applied them meanwhile.
-        let (Some(applied), _) = read_position(&table)? else { return Ok((nothing, Some(found))) };
-        let (last, end) = found.follow(NAME, applied, limit, |batch| {
-            write_batch(&mut table, &batch)?;
-            Ok(true)
-        })?;
-        let position = Position { applied: Applied { seq: last, ..applied }, name: None };
-        store_position(&position, &mut table, "replay the commit log")?;
-        let stored = Some(if durable { position.applied } else { applied });
-        Replayed { stored, name, last, end }
-    };
-    txn.set_durability(durability(durable)).map_err(engine_error(NAME, "set_durability", ""))?;
-    txn.commit().map_err(engine_error(NAME, "replay the commit log", ""))?;
-    Ok((replayed, Some(found)))
+    Ok((nothing, Some((found, newer))))
 }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use redb::{ReadableDatabase, ReadableTable, Table, TableDefinition};
+use redb::{ReadableTable, Table, TableDefinition};
 
 use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::log as commit_log;
@@ -103,6 +103,11 @@ pub(crate) struct RedbOptions {
 
 impl RedbEngine {
     pub fn open(path: &Path, create: bool, options: RedbOptions) -> Result<RedbEngine, OpenError> {
+        if options.read_only && options.multi_writer && !options.verify {
+            if let Some(engine) = RedbEngine::open_shared_reader(path, options)? {
+                return Ok(engine);
+            }
+        }
         let db = open_database(path, options, |builder| {
             if options.read_only {
                 // Recovery, an integrity check and closing all write; here they write to memory.
@@ -149,6 +154,41 @@ impl RedbEngine {
             }
         }
         Ok(engine)
+    }
+
+    /// A read-only open in redb's multi-writer mode: redb's own read-only handle, which shares
+    /// the file with the writers of other processes (and of this one) opened in that mode, sees
+    /// their commits, and never writes the file. The overlay's handle (below) would hold the
+    /// file's locks shared in the single-writer layout, which makes every writer's next commit
+    /// wait for it to close. `None` when the file needs what only the overlay can do, in memory:
+    /// recovery after a writer died with no other writer live (redb refuses to repair), the
+    /// format-1 upgrade, or records of a commit log to replay.
+    fn open_shared_reader(path: &Path, options: RedbOptions) -> Result<Option<RedbEngine>, OpenError> {
+        let mut builder = redb::Builder::new();
+        builder.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+        if let Some(bytes) = options.cache_size {
+            builder.set_cache_size(bytes);
+        }
+        let opened = panic::catch(|| builder.open_read_only(path)).map_err(|message| OpenError::Corrupted {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: format!("redb panicked while opening the file: {message}").into(),
+        })?;
+        let db = match opened {
+            Ok(db) => db,
+            Err(redb::DatabaseError::RepairAborted) => return Ok(None),
+            Err(e) => return Err(open_error(path, e)),
+        };
+        let probe = || Ok(upgrade::is_format_1(&db)? || log::pending(&db, path)?);
+        let needs_overlay = unpanicked("open", "", probe).map_err(|e| OpenError::Engine {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: Box::new(e),
+        })?;
+        if needs_overlay {
+            return Ok(None);
+        }
+        Ok(Some(RedbEngine::with_handle(handle::Handle::shared_reader(db), options)))
     }
 
     /// Open over any storage backend: the simulated disk of the fault-injection tests, with its
@@ -441,7 +481,7 @@ fn unpanicked<R>(
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         let shared = self.db.share("begin_read")?;
-        let Some(db) = shared.get() else { return Err(closing("begin_read")) };
+        let Some(db) = shared.reader() else { return Err(closing("begin_read")) };
         self.db.note(unpanicked("begin_read", "", || {
             let txn = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
             let table = match txn.open_table(TABLE) {

@@ -16,15 +16,18 @@ use crate::store::kv::engine_error;
 /// The table of format 1.
 const FORMAT_1_TABLE: TableDefinition<&str, &[u8]> = TableDefinition::new("zarr");
 
+/// Whether the file holds a format-1 table, in a read transaction (which writes nothing).
+pub(super) fn is_format_1(db: &impl ReadableDatabase) -> Result<bool, StoreError> {
+    let read = db.begin_read().map_err(engine_error(NAME, "upgrade format 1", ""))?;
+    Ok(matches!(read.open_table(TABLE), Err(TableError::TableTypeMismatch { .. })))
+}
+
 /// Move the entries of a format-1 table into the current one; `true` if there was one.
 pub(super) fn format_1(db: &redb::Database) -> Result<bool, StoreError> {
     // Probed in a read transaction, so that opening a current file writes nothing.
-    let read = db.begin_read().map_err(engine_error(NAME, "upgrade format 1", ""))?;
-    match read.open_table(TABLE) {
-        Err(TableError::TableTypeMismatch { .. }) => {}
-        _ => return Ok(false),
+    if !is_format_1(db)? {
+        return Ok(false);
     }
-    drop(read);
     let txn = db.begin_write().map_err(engine_error(NAME, "upgrade format 1", ""))?;
     let entries = {
         let old = txn.open_table(FORMAT_1_TABLE).map_err(engine_error(NAME, "upgrade format 1: open", ""))?;
