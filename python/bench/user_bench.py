@@ -193,7 +193,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.path)
     size = "quick" if args.quick else "full"
     if args.phase == "chunks":
-        n = N_CHUNKS[size]
+        n = args.chunks or N_CHUNKS[size]
         blocks = _blocks(n)
         start = time.perf_counter()
         opened = _Opened(args.store, path, read_only=False)
@@ -240,17 +240,21 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 # -- the driver --------------------------------------------------------------------------------
 
 
-def _run_child(phase: str, store: str, path: Path, quick: bool) -> dict[str, Any]:
+def _run_child(phase: str, store: str, path: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--child", phase, "--store", store]
-    command += ["--path", str(path)] + (["--quick"] if quick else [])
+    command += ["--path", str(path)] + (["--quick"] if args.quick else [])
+    command += ["--chunks", str(args.chunks)] if args.chunks else []
     done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{store} {phase} failed ({done.returncode}):\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if args.progress:
+        print(json.dumps({"store": store, "phase": phase, **got}), file=sys.stderr, flush=True)
+    return got
 
 
 def _config() -> dict[str, Any]:
-    config: dict[str, Any] = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg()}
+    config: dict[str, Any] = {"cpus": os.cpu_count()}
     for package in ("zarr", "xarray", "numpy", "zarrdb", "icechunk", "zarr-sqlite"):
         try:
             config[package] = importlib.metadata.version(package)
@@ -270,6 +274,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     stores = [s for s in stores if s not in skipped]
     seconds: dict[str, dict[str, list[float]]] = {s: {w: [] for w in workloads} for s in stores}
     space: dict[str, dict[str, dict[str, int]]] = {s: {} for s in stores}
+    load_at_start = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="user_bench.", dir=args.tmp))
     try:
         for run in range(args.runs):
@@ -282,22 +287,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                     where = tmp / f"{store}.{workload}"
                     shutil.rmtree(where, ignore_errors=True)
                     where.mkdir()
-                    got = _run_child(workload, store, where, args.quick)
+                    got = _run_child(workload, store, where, args)
                     if workload in workloads:
                         seconds[store][workload].append(got["seconds"])
                     space[store][workload] = {"disk_bytes": got["disk_bytes"], "stored_bytes": got["stored_bytes"]}
                     if workload == "to_zarr" and "open_load" in workloads:
-                        got = _run_child("open_load", store, where, args.quick)
+                        got = _run_child("open_load", store, where, args)
                         seconds[store]["open_load"].append(got["seconds"])
                     shutil.rmtree(where)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     config = _config()
+    config["load_at_start"] = load_at_start
     config["load_at_end"] = os.getloadavg()
     return {
         "config": config,
         "runs": args.runs,
         "quick": args.quick,
+        "chunks": args.chunks or N_CHUNKS["quick" if args.quick else "full"],
         "stores": {s: STORES[s] for s in stores},
         "skipped": skipped,
         "seconds": {s: {w: _summary(v) for w, v in by.items()} for s, by in seconds.items()},
@@ -336,6 +343,8 @@ def main() -> None:
     parser.add_argument("--workload", action="append", choices=WORKLOADS)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--tmp", default=None, help="where the stores are written")
+    parser.add_argument("--chunks", type=int, default=None, help="chunks of the chunks workload")
+    parser.add_argument("--progress", action="store_true", help="each child's figures on stderr")
     parser.add_argument("--child", choices=WORKLOADS, dest="phase", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     args = parser.parse_args()
