@@ -34,7 +34,7 @@ def test_quick_bench_reports_every_store(tmp_path: Path) -> None:
         [sys.executable, str(BENCH), "--quick", "--workload", "small_chunks", "--json", "--tmp", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -278,12 +278,33 @@ class CodecPipeline(_CodecPipeline):
         handle = store._handle()
         if handle is None:
             return None
+        # An array opened before is used again while its document is byte for byte the one it
+        # was opened from: one small read on this thread instead of a thread hop and a parse per
+        # assignment (a loop of chunk-sized assignments paid both for every chunk). A document
+        # changed since (resized, erased and made again) opens the array afresh.
+        cacheable = not store._fixed
+        document = handle.get(_document_key(path)) if cacheable else None
+        if document is not None:
+            cached = store._arrays.get(path)
+            if cached is not None and cached[0] == memoryview(document):
+                return cached[1]
         try:
             array = await _in_worker(handle.open_array, path)
         except _native.Error:
             return None
         # Codecs zarrdb recognises but cannot run (numcodecs' zstd, blosc, ...) stay zarr-python's.
-        return array if array.fixed_size and array.runnable else None
+        usable = array if array.fixed_size and array.runnable else None
+        if document is not None:
+            # Read before the array was opened: a document changed in between does not match
+            # the next read, which then opens the array again.
+            store._arrays[path] = (bytes(document), usable)
+        return usable
+
+
+def _document_key(path: str) -> str:
+    """The store key of the document of the array at ``path`` ("/a/b" -> "a/b/zarr.json")."""
+    inner = path.strip("/")
+    return f"{inner}/zarr.json" if inner else "zarr.json"
 
 
 def _reports_missing(batch: list[Any]) -> bool:

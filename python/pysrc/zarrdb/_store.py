@@ -248,6 +248,9 @@ class ZarrdbStore(Store):
     _native_store: _native.Store | None
     # A snapshot or transaction store: fixed at creation, never reopened by path.
     _fixed: bool
+    # zarrdb.CodecPipeline's arrays opened on this store, by path, with the document each was
+    # opened from (`_pipeline.CodecPipeline._open`); dropped with the handle.
+    _arrays: dict[str, tuple[bytes, Any]]
 
     def __init__(
         self,
@@ -289,6 +292,7 @@ class ZarrdbStore(Store):
         self._db = None
         self._native_store = None
         self._fixed = False
+        self._arrays = {}
 
     @classmethod
     def _over(cls, path: str, native: _native.Store, *, read_only: bool) -> ZarrdbStore:
@@ -381,6 +385,8 @@ class ZarrdbStore(Store):
         if not self._fixed:
             self._db = None
             self._native_store = None
+            # The arrays hold the database open too.
+            self._arrays = {}
         super().close()
 
     def with_read_only(self, read_only: bool = False) -> ZarrdbStore:

@@ -67,7 +67,7 @@ pub(crate) struct RedbEngine {
     /// Opened read-only: the file is never written (`overlay.rs`), and commits are refused.
     read_only: bool,
     /// The file's length when it was opened, for the compaction at close (`Drop`); `None` where
-    /// the close does not compact (read-only, multi-writer, no file).
+    /// the close does not compact (read-only, no file).
     length_at_open: Option<u64>,
 }
 
@@ -141,8 +141,10 @@ impl RedbEngine {
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
         let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
-        if !options.read_only && !options.multi_writer {
+        if !options.read_only {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
+        }
+        if !options.read_only && !options.multi_writer {
             if options.commit_log {
                 engine.db.limit_replay(replayed.last);
                 let place = commit_log::Place::Path(commit_log::default_log(path));
@@ -631,6 +633,7 @@ impl Drop for RedbEngine {
             log.remove();
         }
         let grown = self.grown_since_open();
+        let multi_writer = self.multi_writer;
         let Some(shared) = self.db.take() else { return };
         // A snapshot that outlives the engine closes the database when it ends (`handle.rs`).
         let Ok(mut open) = Arc::try_unwrap(shared) else { return };
@@ -644,12 +647,27 @@ impl Drop for RedbEngine {
                 // file that grew ends up to twice as long as its data, the rest sparse holes
                 // that copies and archives still carry. Compacting moves the few pages at the
                 // end down and cuts the file (a 268 MB write: 403 MB -> 269 MB in 4-10 ms,
-                // docs/benchmarks.md, "Space"). A reader still open makes redb refuse: the file
-                // stays as it is.
-                let _ = db.compact();
+                // docs/benchmarks.md, "Space"). A reader still open, of this process or (in
+                // multi-writer mode) another, makes redb refuse: the file stays as it is.
+                // In multi-writer mode another process inside a write transaction would make
+                // the compaction wait for it, and so this close: then the file stays as it is
+                // too (the transaction's own process compacts when it closes).
+                if !multi_writer || peer_writing(db).is_some_and(|writing| !writing) {
+                    let _ = db.compact();
+                }
             }
         });
         drop(open);
+    }
+}
+
+/// Whether another process is inside a write transaction of the file (redb's multi-writer
+/// mode), without waiting for it; `None` when redb cannot tell (an I/O error).
+fn peer_writing(db: &redb::Database) -> Option<bool> {
+    match db.try_begin_write() {
+        Ok(txn) => Some(txn.abort().is_err()),
+        Err(redb::TransactionError::WouldBlock) => Some(true),
+        Err(_) => None,
     }
 }
 
