@@ -281,8 +281,10 @@ class CodecPipeline(_CodecPipeline):
         # An array opened before is used again while its document is byte for byte the one it
         # was opened from: one small read on this thread instead of a thread hop and a parse per
         # assignment (a loop of chunk-sized assignments paid both for every chunk). A document
-        # changed since (resized, erased and made again) opens the array afresh.
-        cacheable = not store._fixed
+        # changed since (resized, erased and made again) opens the array afresh. A read-only
+        # store keeps none: a cached array would hold its read-only handle open, which a writable
+        # store of the same database opened later in the process must replace.
+        cacheable = not store._fixed and not store.read_only
         document = handle.get(_document_key(path)) if cacheable else None
         if document is not None:
             cached = store._arrays.get(path)
