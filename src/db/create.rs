@@ -11,7 +11,7 @@
 //! A crash before the link leaves only the temporary file (`.NAME.zarrdb-creating.PID.N`); the
 //! next creation of the same path removes those of processes that no longer run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::format::check_format;
@@ -44,7 +44,6 @@ pub(super) fn create_redb(
     if path.is_dir() {
         return Err(OpenError::WrongBackend { path: display, requested: "redb", found: "an empty directory" }.into());
     }
-    let dir = folder(path);
     // Creations of this name a killed process left before it linked them: redb files.
     beside::remove_abandoned(path, CREATING, crate::store::is_redb_file);
     let temp = beside::unique_beside(path, CREATING);
@@ -70,7 +69,7 @@ pub(super) fn create_redb(
         Ok(()) => {
             engine.moved_to(path);
             // The new name is durable once the folder is; the file's content already is.
-            std::fs::File::open(&dir).and_then(|d| d.sync_all()).map_err(io)?;
+            beside::sync_folder(path).map_err(io)?;
             Ok(Arc::new(engine))
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -83,13 +82,5 @@ pub(super) fn create_redb(
             let _ = std::fs::remove_file(&temp);
             Err(io(e))
         }
-    }
-}
-
-/// The folder of `path`.
-fn folder(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
     }
 }
