@@ -178,7 +178,10 @@ fn run(shared: &Shared) {
             std::mem::take(&mut queue.items)
         };
         let outcomes = commit(&mut batch);
-        post(batch, outcomes);
+        // The items let go of their database before any outcome is posted: a caller that
+        // resumes on its outcome and closes the database must find it closed, not held here.
+        let targets = batch.into_iter().map(|item| (item.completions, item.token)).collect();
+        post(targets, outcomes);
     }
 }
 
@@ -208,15 +211,15 @@ fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
     outcomes
 }
 
-/// Post each item's outcome to its loop's completions, one post per run of items bound for the
-/// same loop (usually the whole batch).
-fn post(batch: Vec<Item>, outcomes: Vec<Option<Arc<zarrdb::Error>>>) {
+/// Post each item's outcome to its loop's completions (`targets`: each item's completions and
+/// token), one post per run of items bound for the same loop (usually the whole batch).
+fn post(targets: Vec<(Arc<CompletionQueue>, u64)>, outcomes: Vec<Option<Arc<zarrdb::Error>>>) {
     let mut pending: Option<(Arc<CompletionQueue>, Vec<Outcome>)> = None;
-    for (item, outcome) in batch.into_iter().zip(outcomes) {
+    for ((completions, token), outcome) in targets.into_iter().zip(outcomes) {
         match &mut pending {
-            Some((queue, run)) if Arc::ptr_eq(queue, &item.completions) => run.push((item.token, outcome)),
+            Some((queue, run)) if Arc::ptr_eq(queue, &completions) => run.push((token, outcome)),
             _ => {
-                if let Some((queue, run)) = pending.replace((item.completions, vec![(item.token, outcome)])) {
+                if let Some((queue, run)) = pending.replace((completions, vec![(token, outcome)])) {
                     queue.post(run);
                 }
             }

@@ -66,21 +66,25 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
 async def _in_worker(function: Any, *args: Any) -> Any:
     """``function(*args)`` on a thread of the pool, awaited without blocking the event loop.
 
-    The worker lets go of ``function`` and ``args`` before the caller resumes: the pool keeps its
-    work item until after the result is delivered, and a database handle held there (an array's,
-    say) would keep the database open past ``close()``, so that opening it again right away is
-    refused as "another handle has it open"."""
+    The worker holds nothing of the call once the caller resumes: not ``function`` and ``args``,
+    which the pool's work item keeps until after the result is delivered, and not the result,
+    which the pool's worker keeps in a local until the same moment and its future keeps for as
+    long as it lives. A database handle held there (an array's, the store's own) would keep the
+    database open past ``close()``, so that another process opening it right away is refused as
+    "another handle has it open". The result therefore travels in a box the caller empties."""
     held = [function, args]
+    box: list[Any] = []
 
-    def call() -> Any:
+    def call() -> None:
         fn, fn_args = held
         held.clear()
         try:
-            return fn(*fn_args)
+            box.append(fn(*fn_args))
         finally:
             del fn, fn_args
 
-    return await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
+    await asyncio.get_running_loop().run_in_executor(_worker_pool(), call)
+    return box.pop()
 
 
 # Sets of values up to this size are submitted to the database's committer thread, which posts

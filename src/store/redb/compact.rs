@@ -125,7 +125,7 @@ impl RedbEngine {
             let plain = RedbOptions { multi_writer: false, read_only: false, verify: false, ..options };
             let shown = Path::new("(the compacted copy)");
             let mut new = open_database(shown, plain, |builder| {
-                builder.create_with_backend(redb::backends::FileBackend::new(copy)?)
+                builder.create_with_backend(redb::backends::FileBackend::new(copy.try_clone()?)?)
             })
             .map_err(|e| StoreError::Engine {
                 backend: NAME,

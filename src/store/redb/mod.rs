@@ -45,6 +45,36 @@ const FAST_SYNC_INTERVAL: Duration = Duration::from_secs(1);
 /// crash replays up to this much at the next open.
 const LOG_CAPACITY: u64 = 32 << 20;
 
+/// How long an open that may meet handles of redb's multi-writer mode goes on trying while
+/// redb finds the file's locks taken. The processes of that mode take them for moments only: a
+/// process closing its handle compacts the file under an exclusive lock, and two opens that meet
+/// take each other's locks for a moment too (redb then reports one as "already open", or a writer
+/// as a process of "another locking protocol"). Only a holder that keeps them (a writer in
+/// single-process mode) makes the open fail, once this has passed.
+const OPEN_WAIT: Duration = Duration::from_secs(3);
+
+/// `open()`, tried again for at most `OPEN_WAIT` while it fails on taken locks, when it `waits`:
+/// opens in the multi-writer mode and read-only opens (the CLI's, which read beside the writers
+/// of that mode); other opens are tried once.
+fn open_waiting<T>(
+    waits: bool,
+    mut open: impl FnMut() -> Result<T, redb::DatabaseError>,
+) -> Result<T, redb::DatabaseError> {
+    let deadline = Instant::now() + OPEN_WAIT;
+    let mut pause = Duration::from_micros(500);
+    loop {
+        match open() {
+            Err(redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch)
+                if waits && Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// The first bytes of every redb file (redb's file format).
 pub(crate) const REDB_MAGIC: &[u8] = &[b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
 
@@ -171,10 +201,12 @@ impl RedbEngine {
         if let Some(bytes) = options.cache_size {
             builder.set_cache_size(bytes);
         }
-        let opened = panic::catch(|| builder.open_read_only(path)).map_err(|message| OpenError::Corrupted {
-            path: path.display().to_string(),
-            backend: NAME,
-            source: format!("redb panicked while opening the file: {message}").into(),
+        let opened = panic::catch(|| open_waiting(true, || builder.open_read_only(path))).map_err(|message| {
+            OpenError::Corrupted {
+                path: path.display().to_string(),
+                backend: NAME,
+                source: format!("redb panicked while opening the file: {message}").into(),
+            }
         })?;
         let db = match opened {
             Ok(db) => db,
@@ -202,7 +234,10 @@ impl RedbEngine {
         log: Option<Arc<dyn commit_log::LogFile>>,
     ) -> Result<RedbEngine, OpenError> {
         let shown = Path::new("(simulated disk)");
-        let db = open_database(shown, options, |builder| builder.create_with_backend(backend))?;
+        let mut backend = Some(backend);
+        let db = open_database(shown, options, |builder| {
+            builder.create_with_backend(backend.take().expect("a simulated disk is opened once"))
+        })?;
         let mut engine_log = None;
         if let Some(file) = log {
             let place = commit_log::Place::Given(file);
@@ -340,7 +375,7 @@ impl RedbEngine {
 fn open_database(
     path: &Path,
     options: RedbOptions,
-    open: impl FnOnce(&mut redb::Builder) -> Result<redb::Database, redb::DatabaseError>,
+    mut open: impl FnMut(&mut redb::Builder) -> Result<redb::Database, redb::DatabaseError>,
 ) -> Result<redb::Database, OpenError> {
     let mut builder = redb::Builder::new();
     if options.multi_writer && !options.read_only {
@@ -351,11 +386,12 @@ fn open_database(
     }
     builder.set_check_integrity_on_open(options.verify);
     // redb may panic on a damaged file instead of failing; that is a damaged file too.
-    let opened = panic::catch(|| open(&mut builder)).map_err(|message| OpenError::Corrupted {
-        path: path.display().to_string(),
-        backend: NAME,
-        source: format!("redb panicked while opening the file: {message}").into(),
-    })?;
+    let opened = panic::catch(|| open_waiting(options.multi_writer || options.read_only, || open(&mut builder)))
+        .map_err(|message| OpenError::Corrupted {
+            path: path.display().to_string(),
+            backend: NAME,
+            source: format!("redb panicked while opening the file: {message}").into(),
+        })?;
     opened.map_err(|e| open_error(path, e))
 }
 
