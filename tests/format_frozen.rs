@@ -13,6 +13,8 @@
 //! writes (or the file is missing: delete it when only the inputs of this test changed).
 //! docs/format.md, "Formats", says what else a new number needs.
 //!
+//! Besides those inputs each database holds one 4,096-byte value, which redb keeps with a tail.
+//!
 //! Three values vary between runs and are masked: the random database id in `__zarrdb/commit-log`,
 //! the log's id and path in `__zarrdb/commit-log-file`, and the zarrdb version in `__zarrdb/format`.
 
@@ -38,17 +40,18 @@ fn escaped(bytes: &[u8]) -> String {
 fn entries(backend: Backend, path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
     match backend {
         Backend::Redb => {
-            let table: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("zarr");
+            // The main table, then the tails table (its keys shown after `[tails] `).
             let db = redb::Database::open(path).unwrap();
             let txn = redb::ReadableDatabase::begin_read(&db).unwrap();
-            let table = txn.open_table(table).unwrap();
-            let all = redb::ReadableTable::iter(&table)
-                .unwrap()
-                .map(|entry| {
+            let mut all = Vec::new();
+            for (name, shown) in [("zarr", &b""[..]), ("zarr-tails", &b"[tails] "[..])] {
+                let table: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new(name);
+                let table = txn.open_table(table).unwrap();
+                for entry in redb::ReadableTable::iter(&table).unwrap() {
                     let (k, v) = entry.unwrap();
-                    (k.value().to_vec(), v.value().to_vec())
-                })
-                .collect();
+                    all.push(([shown, k.value()].concat(), v.value().to_vec()));
+                }
+            }
             all
         }
         Backend::Lmdb => {
@@ -126,6 +129,9 @@ fn the_current_format_of_every_backend_is_frozen() {
         let path = dir.path().join(backend.name());
         let db = Database::builder().backend(backend).create(&path).unwrap();
         make_fixture::write(&db, "frozen").unwrap();
+        // A 4,096-byte chunk, which redb stores with a tail (format 4).
+        let four_kib: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
+        db.store().set("tail/c/0", &four_kib).unwrap();
         drop(db);
         let (format, now) = dump(backend, &path);
         let file = frozen(backend);

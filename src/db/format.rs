@@ -9,7 +9,7 @@
 //! | 1 | values whole (`&str` keys) | values bare | values whole |
 //! | 2 | values in segments | values with a CRC-32C and its flag | values over 64 KiB in pieces |
 //! | 3 | commit-log position | commit-log position | commit count |
-//! | 4 | commit log named by the database, with a header | the same | as 3 |
+//! | 4 | commit log named by the database, with a header; short tails in a table of their own | the log as redb's | as 3 |
 //!
 //! Builds before numbers meant anything wrote `{"zarrdb_format":1}` for all of them, and told the
 //! layouts apart by flags and rules that this build still applies. Such a database (or one marked

@@ -16,9 +16,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use redb::ReadableDatabase;
+use redb::{ReadableDatabase, TableDefinition};
 
-use super::{engine_error, open_database, unpanicked, RedbEngine, RedbOptions, NAME, TABLE};
+use super::tables::{TABLE, TAILS};
+use super::{engine_error, open_database, unpanicked, RedbEngine, RedbOptions, NAME};
 use crate::error::{CompactError, StoreError};
 use crate::store::beside;
 
@@ -112,16 +113,12 @@ impl RedbEngine {
         })
     }
 
-    /// Every entry of the latest commit, segments as they are, into a new database at `copy`.
+    /// Every entry of the latest commit, segments and tails as they are, into a new database at
+    /// `copy`.
     fn copy_latest(&self, copy: std::fs::File, options: RedbOptions) -> Result<(), StoreError> {
         let db = self.db.get("compact")?;
         unpanicked("compact", "", || {
             let read = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
-            let table = match read.open_table(TABLE) {
-                Ok(t) => Some(t),
-                Err(redb::TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
-            };
             let plain = RedbOptions { multi_writer: false, read_only: false, verify: false, ..options };
             let shown = Path::new("(the compacted copy)");
             let mut new = open_database(shown, plain, |builder| {
@@ -133,36 +130,54 @@ impl RedbEngine {
                 key: String::new(),
                 source: Box::new(e),
             })?;
-            let mut entries = match &table {
-                Some(t) => Some(t.range::<&[u8]>(..).map_err(engine_error(NAME, "compact", ""))?),
-                None => None,
-            };
-            loop {
-                let mut txn = new.begin_write().map_err(engine_error(NAME, "compact", ""))?;
-                let mut bytes = 0;
-                {
-                    let mut out = txn.open_table(TABLE).map_err(engine_error(NAME, "compact", ""))?;
-                    for entry in entries.iter_mut().flatten() {
-                        let (k, v) = entry.map_err(engine_error(NAME, "compact", ""))?;
-                        out.insert(k.value(), v.value()).map_err(engine_error(NAME, "compact", ""))?;
-                        bytes += k.value().len() + v.value().len();
-                        if bytes >= COPY_BATCH_BYTES {
-                            break;
-                        }
-                    }
-                }
-                let last = bytes < COPY_BATCH_BYTES;
-                let durability = if last { redb::Durability::Immediate } else { redb::Durability::None };
-                txn.set_durability(durability).map_err(engine_error(NAME, "compact", ""))?;
-                txn.commit().map_err(engine_error(NAME, "compact", ""))?;
-                if last {
-                    break;
-                }
+            for (definition, last) in [(TAILS, false), (TABLE, true)] {
+                let table = match read.open_table(definition) {
+                    Ok(t) => Some(t),
+                    Err(redb::TableError::TableDoesNotExist(_)) => None,
+                    Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+                };
+                let entries = match &table {
+                    Some(t) => Some(t.range::<&[u8]>(..).map_err(engine_error(NAME, "compact", ""))?),
+                    None => None,
+                };
+                copy_table(&new, definition, entries, last)?;
             }
             // The new file grew by doubling; cut it to its pages before it takes the old name.
             new.compact().map_err(engine_error(NAME, "compact", ""))?;
             Ok(())
         })
+    }
+}
+
+/// Copy `entries` into the table `definition` of `new`, in commits of `COPY_BATCH_BYTES`; the
+/// very `last` commit of the copy is durable.
+fn copy_table(
+    new: &redb::Database,
+    definition: TableDefinition<&[u8], &[u8]>,
+    mut entries: Option<redb::Range<'_, &'static [u8], &'static [u8]>>,
+    last: bool,
+) -> Result<(), StoreError> {
+    loop {
+        let mut txn = new.begin_write().map_err(engine_error(NAME, "compact", ""))?;
+        let mut bytes = 0;
+        {
+            let mut out = txn.open_table(definition).map_err(engine_error(NAME, "compact", ""))?;
+            for entry in entries.iter_mut().flatten() {
+                let (k, v) = entry.map_err(engine_error(NAME, "compact", ""))?;
+                out.insert(k.value(), v.value()).map_err(engine_error(NAME, "compact", ""))?;
+                bytes += k.value().len() + v.value().len();
+                if bytes >= COPY_BATCH_BYTES {
+                    break;
+                }
+            }
+        }
+        let done = bytes < COPY_BATCH_BYTES;
+        let durability = if done && last { redb::Durability::Immediate } else { redb::Durability::None };
+        txn.set_durability(durability).map_err(engine_error(NAME, "compact", ""))?;
+        txn.commit().map_err(engine_error(NAME, "compact", ""))?;
+        if done {
+            return Ok(());
+        }
     }
 }
 

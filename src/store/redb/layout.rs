@@ -19,6 +19,14 @@
 //! `last_index * len(segment 0) + len(last)`, read without copying anything, and a byte range
 //! finds its segments by division. (Files written before used full 512 KiB-page segments and a
 //! short rest for every value; the same rule reads them.)
+//!
+//! A value a little longer than a whole number of pages (a 4,096-byte chunk: with its key and the
+//! leaf header it does not fit a 4 KiB page) would take a whole page more, or twice the page, for
+//! a few bytes. Such a value keeps its full segments in the table and its last few bytes, its
+//! *tail* (at most [`TAIL_MAX`]), under its Zarr key in a second table, where the short tails of
+//! many values share leaves (`plan`). A value has a tail only when its segment 0 fills its page
+//! exactly ([`may_have_tail`]), so reads look the tail up only then; its length is the segments'
+//! plus the tail's. Files of formats before 4 have no tails table and read as before.
 
 /// The largest page segments fill.
 const MAX_PAGE: usize = 512 * 1024;
@@ -32,6 +40,75 @@ const MIN_SEGMENT: usize = 2048;
 /// write and find. It makes the larger page win when two waste about the same.
 const ENTRY_COST: usize = 1024;
 
+/// The longest tail (`plan`): a tail shares its leaf with several others.
+pub(super) const TAIL_MAX: usize = 1024;
+/// What a tail entry costs in its leaf besides its key and bytes (redb's entry offsets), and slack.
+const TAIL_OVERHEAD: usize = 16;
+
+/// How a value is laid out: its first `head` bytes in segments of `segment` bytes in the table
+/// (the rule above), the rest, its tail, in the tails table (none when `head` is the length).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub(super) segment: usize,
+    pub(super) head: usize,
+}
+
+/// The room a page of `page` bytes has for a segment of `key`'s value.
+fn room(key: &str, page: usize) -> usize {
+    page.saturating_sub(PAGE_OVERHEAD + key.len()).max(MIN_SEGMENT)
+}
+
+/// Whether a value under `key` whose segment 0 is `first_len` bytes long may have a tail: only a
+/// value whose segment 0 fills a page exactly has one (a value without one may fill a page too).
+pub(super) fn may_have_tail(key: &str, first_len: usize) -> bool {
+    let mut page = MIN_PAGE;
+    while page <= MAX_PAGE {
+        if first_len == room(key, page) {
+            return true;
+        }
+        page *= 2;
+    }
+    false
+}
+
+/// The layout of a value of `len` bytes under `key`: equal segments (`segment_size`), or full
+/// segments of the page that wastes least and a tail of at most `TAIL_MAX` bytes, whichever costs
+/// less file, counting `ENTRY_COST` for every entry.
+pub(super) fn plan(key: &str, len: usize) -> Plan {
+    let segment = segment_size(key, len);
+    let whole = Plan { segment, head: len };
+    if len == 0 || len + PAGE_OVERHEAD + key.len() <= MIN_PAGE {
+        return whole;
+    }
+    if len + PAGE_OVERHEAD + key.len() > MAX_PAGE {
+        // Full segments of the largest page: a short rest goes to the tails.
+        let rest = len % segment;
+        return if rest > 0 && rest <= TAIL_MAX { Plan { segment, head: len - rest } } else { whole };
+    }
+    let pages = |plan: Plan| {
+        let n = plan.head.div_ceil(plan.segment);
+        let page = (plan.segment + PAGE_OVERHEAD + key.len()).next_power_of_two().max(MIN_PAGE);
+        let tail = len - plan.head;
+        let tail_cost = if tail > 0 { tail + key.len() + TAIL_OVERHEAD + ENTRY_COST } else { 0 };
+        n.saturating_mul(page + ENTRY_COST).saturating_add(tail_cost)
+    };
+    let mut best = (pages(whole), whole);
+    let mut page = MIN_PAGE;
+    while page <= MAX_PAGE {
+        let full = room(key, page);
+        let tail = len % full;
+        if len >= full && tail <= TAIL_MAX {
+            let tailed = Plan { segment: full, head: len - tail };
+            let cost = pages(tailed);
+            if cost < best.0 {
+                best = (cost, tailed);
+            }
+        }
+        page *= 2;
+    }
+    best.1
+}
+
 /// The length of every segment but the last of a value of `len` bytes under `key`; `len` itself
 /// (or more) when the value is stored whole.
 ///
@@ -44,7 +121,8 @@ const ENTRY_COST: usize = 1024;
 /// `tests/redb_value_pages.rs`). Larger values take full 512 KiB segments and a rest.
 pub(super) fn segment_size(key: &str, len: usize) -> usize {
     let overhead = PAGE_OVERHEAD + key.len();
-    if len + overhead <= MIN_PAGE {
+    // An empty value is whole whatever its key (one beyond a page would divide by no segments).
+    if len == 0 || len + overhead <= MIN_PAGE {
         return len.max(1);
     }
     if len + overhead > MAX_PAGE {
@@ -156,5 +234,26 @@ mod tests {
         }
         let absurd = "k".repeat(1 << 20);
         assert!(segment_size(&absurd, 1 << 20) >= MIN_SEGMENT);
+    }
+
+    #[test]
+    fn a_tail_is_found_where_a_plan_puts_one() {
+        for key in ["k", "group/array/c/12/7", &"x".repeat(5000)] {
+            for len in (0..140_000).step_by(97).chain([4096, 16_384, 65_536, 524_288, 1 << 20, (1 << 20) + 700]) {
+                let plan = plan(key, len);
+                assert!(plan.head <= len && len - plan.head <= TAIL_MAX, "{len}: {plan:?}");
+                if plan.head < len {
+                    // Full segments only, the first filling its page: the reader looks the tail up.
+                    assert_eq!(plan.head % plan.segment, 0, "{len}: {plan:?}");
+                    assert!(may_have_tail(key, plan.segment), "{len}: {plan:?}");
+                }
+            }
+        }
+        // A 4,096-byte chunk: one full 4 KiB page and a tail, not an 8 KiB page.
+        let four_kib = plan("a/c/0", 4096);
+        assert_eq!(four_kib.segment, MIN_PAGE - PAGE_OVERHEAD - 5);
+        assert_eq!(four_kib.head, four_kib.segment);
+        // Values that fit a page stay whole.
+        assert_eq!(plan("a/c/0", 4000), Plan { segment: 4000, head: 4000 });
     }
 }

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use super::{durability, write_batch, NAME, TABLE};
+use super::tables::{Tables, TABLE};
+use super::{durability, NAME};
 use crate::error::StoreError;
 use crate::store::kv::engine_error;
 use crate::store::log::{
@@ -81,15 +82,15 @@ pub(super) fn replay(
     let name = nothing.name.clone();
     let mut txn = db.begin_write().map_err(engine_error(NAME, "replay the commit log", ""))?;
     let replayed = {
-        let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+        let mut tables = Tables::open(&txn)?;
         // Another process of redb's multi-writer mode may have applied them meanwhile.
-        let (Some(applied), _) = read_position(&table)? else { return Ok((nothing, Some(found))) };
+        let (Some(applied), _) = read_position(&tables.main)? else { return Ok((nothing, Some(found))) };
         let (last, end) = found.follow(NAME, applied, limit, |batch| {
-            write_batch(&mut table, &batch)?;
+            tables.write_batch(&batch)?;
             Ok(true)
         })?;
         let position = Position { applied: Applied { seq: last, ..applied }, name: None };
-        store_position(&position, &mut table, "replay the commit log")?;
+        store_position(&position, &mut tables.main, "replay the commit log")?;
         let stored = Some(if durable { position.applied } else { applied });
         Replayed { stored, name, last, end }
     };

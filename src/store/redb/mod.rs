@@ -13,6 +13,7 @@ mod layout;
 mod log;
 mod overlay;
 mod snapshot;
+mod tables;
 mod upgrade;
 
 use snapshot::RedbSnapshot;
@@ -23,15 +24,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use redb::{ReadableTable, Table, TableDefinition};
 
 use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use super::log as commit_log;
 use super::panic;
 use crate::error::{CompactError, OpenError, StoreError};
-use layout::{continuation_bounds, segment_key, segment_size};
+use tables::{Tables, TABLE, TAILS};
 
-const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("zarr");
 const NAME: &str = "redb";
 
 /// In fast mode a commit is made durable anyway when the last durable one is older than this,
@@ -423,79 +422,13 @@ fn stage(
 ) -> Result<redb::WriteTransaction, StoreError> {
     txn.set_durability(durability).map_err(engine_error(NAME, "set_durability", ""))?;
     {
-        let mut table = txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-        write_batch(&mut table, batch)?;
+        let mut tables = Tables::open(&txn)?;
+        tables.write_batch(batch)?;
         if let Some(position) = &position {
-            log::store_position(position, &mut table, "commit")?;
+            log::store_position(position, &mut tables.main, "commit")?;
         }
     }
     Ok(txn)
-}
-
-/// Apply `batch` to `table`: its erased prefixes, then its puts.
-fn write_batch(table: &mut Table<&[u8], &[u8]>, batch: &WriteBatch) -> Result<(), StoreError> {
-    for prefix in &batch.erased_prefixes {
-        let doomed = keys_from(table, prefix.as_bytes(), |k| k.starts_with(prefix.as_bytes()))
-            .map_err(engine_error(NAME, "erase_prefix", prefix))?;
-        remove_all(table, &doomed).map_err(engine_error(NAME, "erase_prefix", prefix))?;
-    }
-    for (key, value) in &batch.puts {
-        put(table, key, value.as_deref()).map_err(engine_error(NAME, "commit", key))?;
-    }
-    Ok(())
-}
-
-/// Store `value` (or remove the key) with its segments, dropping segments a longer old value left.
-fn put(table: &mut Table<&[u8], &[u8]>, key: &str, value: Option<&[u8]>) -> Result<(), redb::StorageError> {
-    let mut segments = 0u32;
-    match value {
-        Some(v) => {
-            let size = segment_size(key, v.len());
-            table.insert(key.as_bytes(), &v[..v.len().min(size)])?;
-            for (i, piece) in v.chunks(size).enumerate().skip(1) {
-                table.insert(segment_key(key, i as u32).as_slice(), piece)?;
-            }
-            segments = v.len().div_ceil(size).max(1) as u32;
-        }
-        None => {
-            table.remove(key.as_bytes())?;
-        }
-    }
-    let (first, last) = continuation_bounds(key);
-    let first = if segments > 1 { segment_key(key, segments) } else { first };
-    let stale = keys_in(table, &first, &last)?;
-    remove_all(table, &stale)
-}
-
-fn keys_in(table: &Table<&[u8], &[u8]>, first: &[u8], last: &[u8]) -> Result<Vec<Vec<u8>>, redb::StorageError> {
-    let mut keys = Vec::new();
-    for entry in table.range(first..=last)? {
-        keys.push(entry?.0.value().to_vec());
-    }
-    Ok(keys)
-}
-
-fn keys_from(
-    table: &Table<&[u8], &[u8]>,
-    from: &[u8],
-    keep: impl Fn(&[u8]) -> bool,
-) -> Result<Vec<Vec<u8>>, redb::StorageError> {
-    let mut keys = Vec::new();
-    for entry in table.range(from..)? {
-        let (k, _) = entry?;
-        if !keep(k.value()) {
-            break;
-        }
-        keys.push(k.value().to_vec());
-    }
-    Ok(keys)
-}
-
-fn remove_all(table: &mut Table<&[u8], &[u8]>, keys: &[Vec<u8>]) -> Result<(), redb::StorageError> {
-    for key in keys {
-        table.remove(key.as_slice())?;
-    }
-    Ok(())
 }
 
 /// Run a redb call, turning a panic into an error. redb documents that reading a damaged file
@@ -522,12 +455,13 @@ impl KvEngine for RedbEngine {
         let Some(db) = shared.reader() else { return Err(closing("begin_read")) };
         self.db.note(unpanicked("begin_read", "", || {
             let txn = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
-            let table = match txn.open_table(TABLE) {
-                Ok(t) => Some(t),
-                Err(redb::TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+            let open = |definition| match txn.open_table(definition) {
+                Ok(t) => Ok(Some(t)),
+                Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+                Err(e) => Err(engine_error(NAME, "open_table", "")(e)),
             };
-            Ok(Arc::new(RedbSnapshot { table, _db: shared.clone() }) as Arc<dyn KvSnapshot>)
+            let (table, tails) = (open(TABLE)?, open(TAILS)?);
+            Ok(Arc::new(RedbSnapshot { table, tails, _db: shared.clone() }) as Arc<dyn KvSnapshot>)
         }))
     }
 
@@ -605,9 +539,9 @@ impl KvBulk for RedbBulk {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         // Values beyond redb's cache go to the file now: a full disk can fail here.
         self.engine.db.note(unpanicked("put", "", || {
-            let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
+            let mut tables = Tables::open(&self.txn)?;
             for (key, value) in &values {
-                put(&mut table, key, Some(value)).map_err(engine_error(NAME, "put", key))?;
+                tables.put(key, Some(value)).map_err(engine_error(NAME, "put", key))?;
             }
             Ok(())
         }))
@@ -615,8 +549,7 @@ impl KvBulk for RedbBulk {
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
         self.engine.db.note(unpanicked("erase", key, || {
-            let mut table = self.txn.open_table(TABLE).map_err(engine_error(NAME, "open_table", ""))?;
-            put(&mut table, key, None).map_err(engine_error(NAME, "erase", key))
+            Tables::open(&self.txn)?.put(key, None).map_err(engine_error(NAME, "erase", key))
         }))
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use redb::ReadOnlyTable;
 
-use super::layout::{continuation_bounds, continuation_index, past_continuations, segment_key};
+use super::layout::{continuation_bounds, continuation_index, may_have_tail, past_continuations, segment_key};
 use super::{handle, unpanicked, NAME};
 use crate::error::StoreError;
 use crate::store::kv::{engine_error, out_of_order, KvSnapshot};
@@ -15,23 +15,45 @@ pub(super) struct RedbSnapshot {
     /// `None` in a database where nothing was ever written. Declared first: ends before the
     /// database it reads.
     pub(super) table: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
+    /// The values' tails (`layout.rs`); `None` in files of formats before 4.
+    pub(super) tails: Option<ReadOnlyTable<&'static [u8], &'static [u8]>>,
     /// Keeps the database open while the snapshot reads it, even once the engine has opened
     /// the file again or replaced it by a compacted copy (`handle.rs`).
     pub(super) _db: Arc<handle::Open>,
 }
 
+/// Where the bytes of one value are.
+#[derive(Clone, Copy)]
+struct Extent {
+    /// The value's length.
+    len: u64,
+    /// The length of segment 0 (of every segment but the last).
+    segment: usize,
+    /// How many of its bytes are in segments; the rest is its tail.
+    head: u64,
+}
+
 impl RedbSnapshot {
-    /// The length of the value under `key`, and of its first segment.
-    fn lengths(&self, table: &ReadOnlyTable<&[u8], &[u8]>, key: &str) -> Result<Option<(u64, usize)>, StoreError> {
+    /// Where the value under `key` is, or `None` when there is none.
+    fn extent(&self, table: &ReadOnlyTable<&[u8], &[u8]>, key: &str) -> Result<Option<Extent>, StoreError> {
         let err = engine_error(NAME, "size", key);
         let Some(first) = table.get(key.as_bytes()).map_err(err)? else { return Ok(None) };
-        let first_len = first.value().len();
-        let total = self.segmented_len(table, key, first_len)?.unwrap_or(first_len as u64);
-        Ok(Some((total, first_len)))
+        let segment = first.value().len();
+        drop(first);
+        let head = self.segmented_len(table, key, segment)?.unwrap_or(segment as u64);
+        let tail = self.tail_len(key, segment)?;
+        Ok(Some(Extent { len: head.saturating_add(tail), segment, head }))
     }
 
-    /// The whole length of the value under `key`, whose first segment is `first_len` bytes long;
-    /// `None` when it has no other segment.
+    /// The length of the tail of the value under `key`, whose segment 0 is `segment` bytes long.
+    fn tail_len(&self, key: &str, segment: usize) -> Result<u64, StoreError> {
+        let Some(tails) = self.tails.as_ref().filter(|_| may_have_tail(key, segment)) else { return Ok(0) };
+        let tail = tails.get(key.as_bytes()).map_err(engine_error(NAME, "size", key))?;
+        Ok(tail.map_or(0, |t| t.value().len() as u64))
+    }
+
+    /// The whole length of the segments of the value under `key`, whose first segment is
+    /// `first_len` bytes long; `None` when it has no other segment.
     fn segmented_len(
         &self,
         table: &ReadOnlyTable<&[u8], &[u8]>,
@@ -50,27 +72,29 @@ impl RedbSnapshot {
         Ok(Some(index.saturating_mul(first_len as u64).saturating_add(v.value().len() as u64)))
     }
 
-    /// Bytes `start..end` of the value under `key`, whose length is known.
+    /// Bytes `start..end` of the value under `key`, which lies at `extent`.
     fn read(
         &self,
         table: &ReadOnlyTable<&[u8], &[u8]>,
         key: &str,
         (start, end): (usize, usize),
-        size: usize,
+        extent: Extent,
     ) -> Result<Vec<u8>, StoreError> {
+        let size = extent.segment;
         if size == 0 {
             return Err(missing_segment(key, 0));
         }
+        let head = usize::try_from(extent.head).unwrap_or(usize::MAX);
         // The length came from the file: a damaged one may claim any, so memory grows only with
         // the segments actually found.
         let mut out = Vec::with_capacity((end - start).min(1 << 26));
         let mut index = start / size;
-        while index * size < end {
+        while index * size < end.min(head) {
             let k = segment_key(key, index as u32);
             let guard = table.get(k.as_slice()).map_err(engine_error(NAME, "get", key))?;
             let seg = guard.as_ref().map(|g| g.value()).unwrap_or_default();
             let lo = start.saturating_sub(index * size).min(seg.len());
-            let hi = (end - index * size).min(seg.len());
+            let hi = (end.min(head) - index * size).min(seg.len());
             if lo >= hi {
                 return Err(missing_segment(key, index));
             }
@@ -78,10 +102,30 @@ impl RedbSnapshot {
             index += 1;
         }
         // A segment before the last that is shorter than the first leaves a gap.
-        if out.len() != end - start {
+        if out.len() != end.min(head).saturating_sub(start) {
             return Err(missing_segment(key, index.saturating_sub(1)));
         }
+        if end > head {
+            let tail = match &self.tails {
+                Some(tails) => tails.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))?,
+                None => None,
+            };
+            let tail = tail.as_ref().map(|t| t.value()).unwrap_or_default();
+            let (lo, hi) = (start.saturating_sub(head), end - head);
+            let Some(bytes) = tail.get(lo..hi) else { return Err(missing_tail(key)) };
+            out.extend_from_slice(bytes);
+        }
         Ok(out)
+    }
+}
+
+/// The tail the value's length says it has is absent or short: the file is damaged.
+fn missing_tail(key: &str) -> StoreError {
+    StoreError::Engine {
+        backend: NAME,
+        operation: "get",
+        key: key.to_owned(),
+        source: "the tail of the value is missing or short".into(),
     }
 }
 
@@ -106,7 +150,7 @@ impl KvSnapshot for RedbSnapshot {
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
         let Some(table) = &self.table else { return Ok(None) };
-        unpanicked("size", key, || Ok(self.lengths(table, key)?.map(|(len, _)| len)))
+        unpanicked("size", key, || Ok(self.extent(table, key)?.map(|extent| extent.len)))
     }
 
     /// A value of one segment is lent from redb's page; a longer one is put together first.
@@ -118,13 +162,16 @@ impl KvSnapshot for RedbSnapshot {
                 return Ok(false);
             };
             let segment = first.value().len();
-            match self.segmented_len(table, key, segment)? {
-                None => read(first.value()),
-                Some(len) => {
-                    drop(first);
-                    let end = usize::try_from(len).unwrap_or(usize::MAX);
-                    read(&self.read(table, key, (0, end), segment)?);
-                }
+            let head = self.segmented_len(table, key, segment)?;
+            let tail = self.tail_len(key, segment)?;
+            if head.is_none() && tail == 0 {
+                read(first.value());
+            } else {
+                drop(first);
+                let head = head.unwrap_or(segment as u64);
+                let extent = Extent { len: head.saturating_add(tail), segment, head };
+                let end = usize::try_from(extent.len).unwrap_or(usize::MAX);
+                read(&self.read(table, key, (0, end), extent)?);
             }
             Ok(true)
         })
@@ -142,16 +189,16 @@ impl KvSnapshot for RedbSnapshot {
 impl RedbSnapshot {
     fn get_range_inner(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(table) = &self.table else { return Ok(None) };
-        let Some((len, segment)) = self.lengths(table, key)? else { return Ok(None) };
-        let r = range.resolve(len).ok_or_else(|| StoreError::RangeOutOfBounds {
+        let Some(extent) = self.extent(table, key)? else { return Ok(None) };
+        let r = range.resolve(extent.len).ok_or_else(|| StoreError::RangeOutOfBounds {
             key: key.to_owned(),
             range: range.describe(),
-            len,
+            len: extent.len,
         })?;
         if r.is_empty() {
             return Ok(Some(Vec::new()));
         }
-        self.read(table, key, (r.start, r.end), segment).map(Some)
+        self.read(table, key, (r.start, r.end), extent).map(Some)
     }
 
     fn next_key_inner(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
