@@ -41,11 +41,16 @@ pub(crate) fn remove_abandoned(path: &Path, what: &str, owned: impl Fn(&File) ->
         let mut parts = rest.split('.');
         let (Some(pid), Some(n), None) = (parts.next(), parts.next(), parts.next()) else { continue };
         let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else { continue };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
+        if process_ended(pid) {
+            remove_if_owned(&entry.path(), &owned);
         }
-        remove_if_owned(&entry.path(), &owned);
     }
+}
+
+/// Whether process `pid`, which is not this one, has ended, as /proc tells; `false` without
+/// /proc, so that nothing is removed on its word.
+pub(crate) fn process_ended(pid: u32) -> bool {
+    pid != std::process::id() && Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Remove the file at `path` when it is a regular file reached without a link, owned by this

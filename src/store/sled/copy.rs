@@ -13,7 +13,9 @@
 //! named `zarrdb-sled-read-only-*`, holding a regular file [`OWNER`] with the mark [`MARK`]
 //! followed by the folder's own name, on which its process holds an exclusive lock for as long as
 //! the copy is in use. The lock ends with the process however it ends, so a copy whose lock can be
-//! taken has no owner left; anything else is left alone.
+//! taken has no owner left; anything else is left alone. A process killed between making the
+//! folder and marking it leaves one without a mark, removed only when its process has ended and
+//! it holds nothing but the start of its mark ([`remove_unfinished`]).
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
@@ -25,7 +27,7 @@ use fs2::FileExt;
 
 use super::NAME;
 use crate::error::OpenError;
-use crate::store::beside::euid;
+use crate::store::beside::{self, euid};
 use crate::store::special;
 
 /// The start of every copy's name in the temporary directory.
@@ -119,10 +121,51 @@ fn remove_abandoned(temp: &Path) {
         if !ours {
             continue;
         }
-        let Some(owner) = abandoned(&path, name) else { continue };
-        let _ = std::fs::remove_dir_all(&path);
-        drop(owner);
+        match abandoned(&path, name) {
+            Some(owner) => {
+                let _ = std::fs::remove_dir_all(&path);
+                drop(owner);
+            }
+            None => remove_unfinished(&path, name),
+        }
     }
+}
+
+/// Remove the copy folder at `path` (named `name`) when its process ended between making it and
+/// marking it: the name is exactly a copy's, its process has ended, and the folder holds nothing
+/// or only an [`OWNER`] file owned by this user whose bytes are the start of its mark. Only
+/// those two (that file, the empty folder) are removed, so nothing else can be lost.
+fn remove_unfinished(path: &Path, name: &str) {
+    let Some((pid, n)) = name.strip_prefix(PREFIX).and_then(|rest| rest.split_once('-')) else { return };
+    let (Ok(pid), Ok(_)) = (pid.parse::<u32>(), n.parse::<u64>()) else { return };
+    if !beside::process_ended(pid) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    match names.as_slice() {
+        [] => {}
+        [only] if only == OWNER => {
+            let expected = [MARK, name.as_bytes()].concat();
+            let owner = path.join(OWNER);
+            let is_start = |file: &File| {
+                let mut found = Vec::with_capacity(expected.len() + 1);
+                Read::take(file, expected.len() as u64 + 1).read_to_end(&mut found).is_ok()
+                    && expected.starts_with(&found)
+                    && found.len() < expected.len()
+            };
+            let Ok(Some(file)) = beside::open_regular(&owner, false) else { return };
+            if !file.metadata().is_ok_and(|m| m.uid() == euid()) || !is_start(&file) {
+                return;
+            }
+            if beside::remove_held(&owner, &file).is_err() {
+                return;
+            }
+        }
+        _ => return,
+    }
+    // Fails, leaving it, if anything appeared meanwhile.
+    let _ = std::fs::remove_dir(path);
 }
 
 /// The owner file of the copy at `path` (named `name`), locked, when the folder is a copy and
