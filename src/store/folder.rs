@@ -21,6 +21,10 @@ use rustix::io::Errno;
 /// How often a write starts again when the folder it writes into was removed under it (by an
 /// erase of the folder's last file, see [`Folder::write_file`]).
 const REMOVED_FOLDER_ATTEMPTS: u32 = 64;
+/// The longest pause between two such attempts. Writers and erasers of one folder that run in
+/// step (threads time-sliced on a loaded machine) can remove it under each other again and
+/// again; pauses that grow with each attempt break the step.
+const REMOVED_FOLDER_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Why an operation in a [`Folder`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -380,7 +384,8 @@ impl Folder {
     /// Erasing the last file of a folder removes the folder (`remove_empty_folders`), so another
     /// thread or process may remove a folder between the moment this write opens it and the
     /// moment it creates its file there, which then fails as not found: the write starts again,
-    /// creating the folder anew, up to [`REMOVED_FOLDER_ATTEMPTS`] times.
+    /// creating the folder anew, up to [`REMOVED_FOLDER_ATTEMPTS`] times, after a pause that grows
+    /// with each attempt (at most [`REMOVED_FOLDER_PAUSE`]).
     pub fn write_file(&self, rel: &str, value: &[u8], temp: &dyn Fn() -> String) -> Result<(), FolderError> {
         let mut attempt = 1;
         loop {
@@ -388,6 +393,12 @@ impl Folder {
                 Err(FolderError::Io { source, .. })
                     if source.kind() == io::ErrorKind::NotFound && attempt < REMOVED_FOLDER_ATTEMPTS =>
                 {
+                    if attempt < 4 {
+                        std::thread::yield_now();
+                    } else {
+                        let pause = std::time::Duration::from_micros(50 * u64::from(attempt));
+                        std::thread::sleep(pause.min(REMOVED_FOLDER_PAUSE));
+                    }
                     attempt += 1;
                 }
                 done => return done,
