@@ -149,10 +149,8 @@ fn remove_unfinished(path: &Path, name: &str) {
             let expected = [MARK, name.as_bytes()].concat();
             let owner = path.join(OWNER);
             let is_start = |file: &File| {
-                let mut found = Vec::with_capacity(expected.len() + 1);
-                Read::take(file, expected.len() as u64 + 1).read_to_end(&mut found).is_ok()
-                    && expected.starts_with(&found)
-                    && found.len() < expected.len()
+                mark_read(file, &expected)
+                    .is_some_and(|found| expected.starts_with(&found) && found.len() < expected.len())
             };
             let Ok(Some(file)) = beside::open_regular(&owner, false) else { return };
             if !file.metadata().is_ok_and(|m| m.uid() == euid()) || !is_start(&file) {
@@ -173,14 +171,21 @@ fn remove_unfinished(path: &Path, name: &str) {
 fn abandoned(path: &Path, name: &str) -> Option<File> {
     let owner = special::open_regular(&path.join(OWNER), OpenOptions::new().read(true), true).ok()?;
     let expected = [MARK, name.as_bytes()].concat();
-    let mut found = Vec::with_capacity(expected.len() + 1);
-    Read::take(&owner, expected.len() as u64 + 1).read_to_end(&mut found).ok()?;
+    let found = mark_read(&owner, &expected)?;
     if found != expected || !owner.metadata().is_ok_and(|m| m.uid() == euid()) {
         return None;
     }
     // A shared lock would do to test, but the exclusive one also keeps a racing sweep out.
     owner.try_lock_exclusive().ok()?;
     Some(owner)
+}
+
+/// What the owner file `file` holds, read up to one byte past the `expected` mark (so a longer
+/// file is told apart); `None` when it cannot be read.
+fn mark_read(file: &File, expected: &[u8]) -> Option<Vec<u8>> {
+    let mut found = Vec::with_capacity(expected.len() + 1);
+    Read::take(file, expected.len() as u64 + 1).read_to_end(&mut found).ok()?;
+    Some(found)
 }
 
 /// Copy the regular files and folders under `from` to the existing folder `to`; links are not
