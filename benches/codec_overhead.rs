@@ -38,9 +38,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde_json::json;
 use zarrdb::error::StoreError;
-use zarrdb::metadata::NamedConfig;
+use zarrdb::metadata::{Codec, ShardingConfig};
 use zarrdb::store::{DirListing, ListableStore, ReadableStore, StoreCapabilities, WritableStore};
 use zarrdb::{Array, ArrayMetadata, DataType, Store};
 
@@ -163,17 +162,13 @@ fn decompress_and_place(frames: &[Vec<u8>], n: usize, shard: usize, c: usize) ->
         .collect()
 }
 
-fn codecs(value: serde_json::Value) -> Vec<NamedConfig> {
-    NamedConfig::parse_list(&value).expect("a valid codec list")
-}
-
 struct Case {
     name: &'static str,
     n: usize,
     chunk: usize,
     /// Chunk size the baseline compresses (the inner chunk for sharding).
     codec_chunk: usize,
-    codecs: serde_json::Value,
+    codecs: Vec<Codec>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -206,8 +201,8 @@ fn measure(case: &Case, runs: usize, report: bool) {
     let chunks = split(&data, case.n, case.chunk);
     let cap = case.codec_chunk * case.codec_chunk * 4;
     let store: Arc<dyn Store> = Arc::new(MapStore::default());
-    let mut meta = ArrayMetadata::new(DataType::Float32, vec![case.n as u64; 2], vec![case.chunk as u64; 2]);
-    meta.codecs = codecs(case.codecs.clone());
+    let meta = ArrayMetadata::new(DataType::Float32, vec![case.n as u64; 2], vec![case.chunk as u64; 2])
+        .with_codecs(case.codecs.clone());
     let array = Array::create(store.clone(), "/a", meta).unwrap();
     let shape = [case.n as u64; 2];
     let sharded = case.codec_chunk != case.chunk;
@@ -345,19 +340,17 @@ fn main() {
         std::process::exit(code);
     }
     let bench = std::env::args().any(|a| a == "--bench");
-    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
-    let zstd1 = json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}});
+    let zstd1 = || vec![Codec::bytes(), Codec::zstd(1)];
     let (n, chunk, shard) = if bench { (8192, 512, 2048) } else { (256, 64, 128) };
     let inner = if bench { 128 } else { 32 };
     let cases = [
-        Case { name: "big_zstd", n, chunk, codec_chunk: chunk, codecs: json!([bytes, zstd1]) },
+        Case { name: "big_zstd", n, chunk, codec_chunk: chunk, codecs: zstd1() },
         Case {
             name: "sharded",
             n,
             chunk: shard,
             codec_chunk: inner,
-            codecs: json!([{"name": "sharding_indexed", "configuration": {"chunk_shape": [inner, inner],
-                "codecs": [bytes, zstd1], "index_codecs": [bytes, {"name": "crc32c"}], "index_location": "end"}}]),
+            codecs: vec![Codec::Sharding(ShardingConfig::new(vec![inner as u64; 2]).with_codecs(zstd1()))],
         },
     ];
     for case in &cases {

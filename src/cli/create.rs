@@ -2,8 +2,7 @@
 //! [--fill F] [--dims a,b] [--attrs JSON]` and `zarrdb mkgroup STORE GROUP [--attrs JSON]`.
 //! The metadata is put together here and validated by the library as any `zarr.json` is.
 
-use serde_json::{json, Map, Value};
-use zarrdb::metadata::NamedConfig;
+use serde_json::{Map, Value};
 use zarrdb::{Array, ArrayMetadata, DataType, FillValue, Group, NodePath};
 
 use super::{args, locator, CliError, CliResult};
@@ -60,23 +59,10 @@ fn metadata(spec: &ArraySpec) -> Result<ArrayMetadata, CliError> {
         meta.fill_value = FillValue::from_json(&args::json_or_text(fill), data_type.clone())
             .map_err(|e| CliError::new(format!("--fill {fill}: {e}")))?;
     }
-    let chain = chain(&spec.codecs, &data_type, &meta.codecs)?;
-    meta.codecs = match shard {
-        None => chain,
-        Some(_) => {
-            let inner: Vec<Value> = chain.iter().map(NamedConfig::to_json).collect();
-            let sharding = json!([{
-                "name": "sharding_indexed",
-                "configuration": {
-                    "chunk_shape": chunks,
-                    "codecs": inner,
-                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-                    "index_location": "end",
-                },
-            }]);
-            NamedConfig::parse_list(&sharding).map_err(|e| CliError::new(format!("--shard: {e}")))?
-        }
-    };
+    meta = meta.with_codec_specs(&spec.codecs).map_err(|e| CliError::new(format!("--codec: {e}")))?;
+    if shard.is_some() {
+        meta = meta.with_shards(chunks);
+    }
     if let Some(dims) = &spec.dims {
         let names = dims.split(',').map(|d| Some(d.trim()).filter(|d| !d.is_empty()).map(str::to_owned)).collect();
         meta.dimension_names = Some(names);
@@ -84,69 +70,6 @@ fn metadata(spec: &ArraySpec) -> Result<ArrayMetadata, CliError> {
     meta.attributes = attributes(spec.attrs.as_deref())?;
     // Checked as a stored document is: rank agreement, chunk shapes, codec configurations.
     ArrayMetadata::from_json(&meta.to_json_bytes()).map_err(|e| CliError::new(format!("the array's metadata: {e}")))
-}
-
-/// The codec chain of `--codec` values: array-to-array codecs (transpose), then one
-/// array-to-bytes codec (`default` when none is given: `bytes`, or the variable-length codec),
-/// then bytes-to-bytes codecs.
-fn chain(specs: &[String], data_type: &DataType, default: &[NamedConfig]) -> Result<Vec<NamedConfig>, CliError> {
-    let mut codecs: Vec<Value> = specs.iter().map(|s| codec(s, data_type)).collect::<Result<_, _>>()?;
-    let name = |v: &Value| v["name"].as_str().unwrap_or_default().to_owned();
-    if !codecs.iter().any(|c| ARRAY_TO_BYTES.contains(&name(c).as_str())) {
-        let at = codecs.iter().take_while(|c| name(c) == "transpose").count();
-        let defaults: Vec<Value> = default.iter().map(NamedConfig::to_json).collect();
-        codecs.splice(at..at, defaults);
-    }
-    NamedConfig::parse_list(&Value::Array(codecs)).map_err(|e| CliError::new(format!("--codec: {e}")))
-}
-
-const ARRAY_TO_BYTES: [&str; 4] = ["bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed"];
-
-/// One `--codec`: a JSON object as `zarr.json` holds it, or a short form: `zstd[:LEVEL]`,
-/// `gzip[:LEVEL]`, `blosc[:CNAME[:CLEVEL[:SHUFFLE]]]`, `crc32c`, `bytes[:ENDIAN]`,
-/// `transpose:ORDER` (e.g. `transpose:1,0`), or any other codec's bare name.
-fn codec(text: &str, data_type: &DataType) -> Result<Value, CliError> {
-    if text.trim_start().starts_with('{') {
-        return serde_json::from_str(text).map_err(|e| CliError::new(format!("--codec {text}: not JSON: {e}")));
-    }
-    let mut parts = text.split(':');
-    let name = parts.next().unwrap_or_default();
-    let args: Vec<&str> = parts.collect();
-    let bad = |why: &str| CliError::new(format!("--codec {text}: {why}"));
-    let number = |i: usize, default: i64| -> Result<i64, CliError> {
-        args.get(i).map_or(Ok(default), |a| a.parse().map_err(|_| bad(&format!("\"{a}\" is not a whole number"))))
-    };
-    let most = |n: usize| if args.len() > n { Err(bad(&format!("{name} takes at most {n} settings"))) } else { Ok(()) };
-    Ok(match name {
-        "zstd" => {
-            most(1)?;
-            json!({"name": "zstd", "configuration": {"level": number(0, 3)?, "checksum": false}})
-        }
-        "gzip" => {
-            most(1)?;
-            json!({"name": "gzip", "configuration": {"level": number(0, 5)?}})
-        }
-        "blosc" => {
-            most(3)?;
-            json!({"name": "blosc", "configuration": {
-                "cname": args.first().copied().unwrap_or("zstd"),
-                "clevel": number(1, 5)?,
-                "shuffle": args.get(2).copied().unwrap_or("shuffle"),
-                "typesize": data_type.size(),
-                "blocksize": 0,
-            }})
-        }
-        "bytes" => {
-            most(1)?;
-            json!({"name": "bytes", "configuration": {"endian": args.first().copied().unwrap_or("little")}})
-        }
-        "transpose" => {
-            let order = args::shape("--codec transpose", args.first().copied().unwrap_or_default())?;
-            json!({"name": "transpose", "configuration": {"order": order}})
-        }
-        _ if args.is_empty() => json!({ "name": name }),
-        _ => return Err(bad("settings are given in this short form only to zstd, gzip, blosc, bytes and transpose; write the codec as JSON")),
-    })
 }
 
 /// `--attrs`: a JSON object, or nothing.

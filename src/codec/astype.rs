@@ -76,4 +76,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
             no_byte_order: false,
         }),
     }),
+    short: None,
 };

@@ -97,6 +97,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         compressor: None,
         filter: Some(V2Filter::Element { input: None, output: None, no_byte_order: false }),
     }),
+    short: None,
 };
 
 #[cfg(test)]

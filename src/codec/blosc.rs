@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void, CString};
 use serde_json::Value;
 
 use super::config::{map, Config};
-use super::registry::{Build, Example, Registration, V2Params, V2};
+use super::registry::{Build, Example, Registration, Settings, Short, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::{DataType, NamedConfig};
@@ -155,6 +155,23 @@ impl BytesToBytes for Blosc {
     }
 }
 
+/// `blosc[:CNAME[:CLEVEL[:SHUFFLE]]]`: zstd, level 5 and byte shuffle when not given; the element
+/// size is the array's.
+const SHORT: Short = Short {
+    usage: "[:CNAME[:CLEVEL[:SHUFFLE]]]",
+    most: 3,
+    build: |s: &Settings<'_>| {
+        let configuration = map([
+            ("cname", s.text(0, "zstd").into()),
+            ("clevel", s.number::<i64>(1, "clevel", 5)?.into()),
+            ("shuffle", s.text(2, "shuffle").into()),
+            ("typesize", s.data_type.size().into()),
+            ("blocksize", 0.into()),
+        ]);
+        Ok(NamedConfig::with_configuration(NAME, configuration))
+    },
+};
+
 /// The codec's entry in `registry::REGISTRY`.
 pub(crate) const REGISTRATION: Registration = Registration {
     names: &[NAME],
@@ -168,6 +185,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]"#,
     }),
     v2: Some(V2 { id: "blosc", compressor: Some(from_v2), filter: None }),
+    short: Some(SHORT),
 };
 
 /// A v2 `blosc` compressor for an array of `data_type`: numcodecs' numeric shuffle as its name,

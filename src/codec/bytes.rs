@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::registry::{Build, Example, Registration};
+use super::registry::{Build, Example, Registration, Settings, Short};
 use super::{ArrayToBytes, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::{DataType, Layout, NamedConfig};
@@ -147,6 +147,17 @@ pub(crate) fn typed(endian: Option<crate::metadata::Endian>) -> NamedConfig {
     }
 }
 
+/// `bytes[:ENDIAN]`: `little` or `big`, little when not given.
+const SHORT: Short = Short {
+    usage: "[:ENDIAN]",
+    most: 1,
+    build: |s: &Settings<'_>| match s.text(0, "little") {
+        "little" => Ok(typed(Some(crate::metadata::Endian::Little))),
+        "big" => Ok(typed(Some(crate::metadata::Endian::Big))),
+        other => Err(s.error("endian", format!("\"{other}\" is neither little nor big"))),
+    },
+};
+
 /// The codec's entry in `registry::REGISTRY`.
 pub(crate) const REGISTRATION: Registration = Registration {
     names: &[NAME],
@@ -160,4 +171,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
     }),
     v2: None,
+    short: Some(SHORT),
 };

@@ -101,6 +101,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.bz2", "configuration": {"level": 1}}]"#,
     }),
     v2: Some(V2 { id: "bz2", compressor: Some(|p, _| p.single(NAME, "level", 1.into())), filter: None }),
+    short: None,
 };
 
 #[cfg(test)]

@@ -469,6 +469,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "cast_value", "configuration": {"data_type": "int16"}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
     }),
     v2: None,
+    short: None,
 };
 
 #[cfg(test)]

@@ -175,6 +175,7 @@ pub(crate) const REGISTRATION_CRC32: Registration = Registration {
         compressor: Some(|p, _| p.kept(CRC32, &["location"])),
         filter: Some(V2Filter::Bytes(|p, _| p.kept(CRC32, &["location"]))),
     }),
+    short: None,
 };
 
 /// The codec's entry in `registry::REGISTRY`.
@@ -192,6 +193,7 @@ pub(crate) const REGISTRATION_ADLER32: Registration = Registration {
         compressor: Some(|p, _| p.kept(ADLER32, &["location"])),
         filter: Some(V2Filter::Bytes(|p, _| p.kept(ADLER32, &["location"]))),
     }),
+    short: None,
 };
 
 /// The codec's entry in `registry::REGISTRY`.
@@ -209,6 +211,7 @@ pub(crate) const REGISTRATION_FLETCHER32: Registration = Registration {
         compressor: Some(|p, _| p.kept(FLETCHER32, &[])),
         filter: Some(V2Filter::Bytes(|p, _| p.kept(FLETCHER32, &[]))),
     }),
+    short: None,
 };
 
 #[cfg(test)]

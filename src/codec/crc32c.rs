@@ -94,4 +94,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]"#,
     }),
     v2: None,
+    short: None,
 };

@@ -131,6 +131,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         compressor: None,
         filter: Some(V2Filter::Element { input: Some("dtype"), output: Some("astype"), no_byte_order: false }),
     }),
+    short: None,
 };
 
 #[cfg(test)]

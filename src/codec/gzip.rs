@@ -7,7 +7,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use super::config::{map, Config};
-use super::registry::{Build, Example, Registration, V2Params, V2};
+use super::registry::{Build, Example, Registration, Settings, Short, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -77,6 +77,10 @@ pub(crate) fn typed(level: u32) -> NamedConfig {
     NamedConfig::with_configuration(NAME, map([("level", level.into())]))
 }
 
+/// `gzip[:LEVEL]`: level 5 when not given.
+const SHORT: Short =
+    Short { usage: "[:LEVEL]", most: 1, build: |s: &Settings<'_>| Ok(typed(s.number(0, "level", 5)?)) };
+
 /// The codec's entry in `registry::REGISTRY`.
 pub(crate) const REGISTRATION: Registration = Registration {
     names: &[NAME],
@@ -88,6 +92,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 5}}]"#,
     }),
     v2: Some(V2 { id: "gzip", compressor: Some(|p, _| deflate_from_v2(NAME, p)), filter: None }),
+    short: Some(SHORT),
 };
 
 /// A v2 `gzip` or `zlib` compressor as the codec `name`: numcodecs' parameters are the level.

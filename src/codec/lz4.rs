@@ -100,6 +100,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.lz4", "configuration": {"acceleration": 1}}]"#,
     }),
     v2: Some(V2 { id: "lz4", compressor: Some(|p, _| p.single(NAME, "acceleration", 1.into())), filter: None }),
+    short: None,
 };
 
 #[cfg(test)]

@@ -325,4 +325,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         compressor: Some(|p, _| p.kept(NAME, &["format", "check", "preset", "filters"])),
         filter: None,
     }),
+    short: None,
 };

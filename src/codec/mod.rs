@@ -31,6 +31,7 @@ pub(crate) mod region;
 pub(crate) mod registry;
 mod scale_offset;
 mod sharding;
+mod short;
 mod shuffle;
 mod transpose;
 mod typed;

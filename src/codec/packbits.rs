@@ -89,4 +89,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         compressor: None,
         filter: Some(V2Filter::Element { input: None, output: None, no_byte_order: true }),
     }),
+    short: None,
 };

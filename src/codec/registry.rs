@@ -5,6 +5,7 @@
 //! through [`find`]. Adding a codec is its module and one line here (docs/architecture.md, "Adding
 //! a codec").
 
+pub(crate) use super::short::{Settings, Short};
 pub(crate) use super::v2::{Filter as V2Filter, Params as V2Params, V2};
 use super::zstd;
 use super::{astype, bitround, blosc, bytes, bz2, cast_value, checksum32, crc32c, delta, fixedscaleoffset, gzip};
@@ -85,6 +86,9 @@ pub(crate) struct Registration {
     pub example: Option<Example>,
     /// Its Zarr v2 form (numcodecs id), if it has one.
     pub v2: Option<V2>,
+    /// Its short form with settings (`zstd:7`), if it has one; every codec is also written by its
+    /// bare name or as JSON (`short.rs`).
+    pub short: Option<Short>,
 }
 
 /// Every codec zarrdb knows, run or not. A name appears in one registration only.

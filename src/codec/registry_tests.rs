@@ -124,23 +124,7 @@ const ELSEWHERE: &[(&str, &str, &str)] = &[
     // JSON output fields of the CLI.
     ("src/cli/transfer.rs", "bytes", "report field"),
     ("src/cli/tree.rs", "bytes", "output field suffix"),
-    // The CLI's `create` short forms and the bench's chains (the binary sees only the public API).
-    ("src/cli/create.rs", "bytes", "short form"),
-    ("src/cli/create.rs", "transpose", "short form"),
-    ("src/cli/create.rs", "gzip", "short form"),
-    ("src/cli/create.rs", "zstd", "short form"),
-    ("src/cli/create.rs", "blosc", "short form"),
-    ("src/cli/create.rs", "crc32c", "short form"),
-    ("src/cli/create.rs", "sharding_indexed", "short form"),
-    ("src/cli/create.rs", "vlen-utf8", "short form"),
-    ("src/cli/create.rs", "vlen-bytes", "short form"),
-    ("src/cli/bench/whole_array.rs", "bytes", "bench chain"),
-    ("src/cli/bench/whole_array.rs", "zstd", "bench chain"),
-    ("src/cli/bench/whole_array.rs", "crc32c", "bench chain"),
-    ("src/cli/bench/whole_array.rs", "sharding_indexed", "bench chain"),
     // The import's mapping of v2, v1 and draft layouts.
-    ("src/transfer/plan/convert.rs", "transpose", "v2 order"),
-    ("src/transfer/plan/convert.rs", "bytes", "v2 dtype"),
     ("src/transfer/plan/dtype.rs", "vlen-utf8", "v2 object codec id"),
     ("src/transfer/plan/dtype.rs", "vlen-bytes", "v2 object codec id"),
     ("src/transfer/plan/filters.rs", "vlen-utf8", "v2 object codec id"),

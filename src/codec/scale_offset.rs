@@ -227,4 +227,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "scale_offset", "configuration": {"offset": 1.5, "scale": 4.0}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
     }),
     v2: None,
+    short: None,
 };

@@ -667,16 +667,33 @@ impl ArrayToBytes for Sharding {
 
 /// The typed `Codec::Sharding` of the Rust API as its `zarr.json` entry.
 pub(crate) fn typed(config: crate::metadata::ShardingConfig) -> NamedConfig {
-    let list = |codecs: Vec<crate::metadata::Codec>| {
-        Value::Array(codecs.into_iter().map(|c| NamedConfig::from(c).to_json()).collect())
-    };
-    let location = if config.index_location == crate::metadata::IndexLocation::End { "end" } else { "start" };
+    let named = |codecs: Vec<crate::metadata::Codec>| codecs.into_iter().map(NamedConfig::from).collect();
+    entry(config.chunk_shape, named(config.codecs), named(config.index_codecs), config.index_location)
+}
+
+/// Shards of inner chunks of `chunk_shape` encoded by `inner`, with the index of
+/// `ShardingConfig::new` (`ArrayMetadata::with_shards`).
+pub(crate) fn wrap(chunk_shape: Vec<u64>, inner: Vec<NamedConfig>) -> NamedConfig {
+    let default = crate::metadata::ShardingConfig::new(Vec::new());
+    let index = default.index_codecs.into_iter().map(NamedConfig::from).collect();
+    entry(chunk_shape, inner, index, default.index_location)
+}
+
+/// The codec's `zarr.json` entry.
+fn entry(
+    chunk_shape: Vec<u64>,
+    codecs: Vec<NamedConfig>,
+    index_codecs: Vec<NamedConfig>,
+    index_location: crate::metadata::IndexLocation,
+) -> NamedConfig {
+    let list = |codecs: Vec<NamedConfig>| Value::Array(codecs.iter().map(NamedConfig::to_json).collect());
+    let location = if index_location == crate::metadata::IndexLocation::End { "end" } else { "start" };
     NamedConfig::with_configuration(
         NAME,
         map([
-            ("chunk_shape", config.chunk_shape.into()),
-            ("codecs", list(config.codecs)),
-            ("index_codecs", list(config.index_codecs)),
+            ("chunk_shape", chunk_shape.into()),
+            ("codecs", list(codecs)),
+            ("index_codecs", list(index_codecs)),
             ("index_location", location.into()),
         ]),
     )
@@ -693,4 +710,5 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}], "index_location": "end"}}]"#,
     }),
     v2: None,
+    short: None,
 };

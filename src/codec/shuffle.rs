@@ -104,6 +104,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
             Ok(NamedConfig::with_configuration(NAME, params))
         })),
     }),
+    short: None,
 };
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::config::{map, Config};
 use super::region::for_each_index;
-use super::registry::{Build, Example, Registration};
+use super::registry::{Build, Example, Registration, Settings, Short};
 use super::{ArrayToArray, ChunkSpec};
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -112,6 +112,10 @@ pub(crate) fn typed(order: Vec<usize>) -> NamedConfig {
     NamedConfig::with_configuration(NAME, map([("order", order.into())]))
 }
 
+/// `transpose:ORDER`, the axes separated by commas (`transpose:1,0`).
+const SHORT: Short =
+    Short { usage: ":ORDER", most: 1, build: |s: &Settings<'_>| Ok(typed(super::short::axes(s, 0, "order")?)) };
+
 /// The codec's entry in `registry::REGISTRY`.
 pub(crate) const REGISTRATION: Registration = Registration {
     names: &[NAME],
@@ -123,6 +127,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
     }),
     v2: None,
+    short: Some(SHORT),
 };
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ const fn known(name: &'static [&'static str], kind: Kind) -> Registration {
         home: file!(),
         example: None,
         v2: None,
+        short: None,
     }
 }
 

@@ -170,6 +170,7 @@ pub(crate) const REGISTRATION_UTF8: Registration = Registration {
     home: file!(),
     example: Some(Example { data_type: "string", codecs: r#"[{"name": "vlen-utf8"}]"# }),
     v2: None,
+    short: None,
 };
 
 /// The codec's entry in `registry::REGISTRY`.
@@ -180,6 +181,7 @@ pub(crate) const REGISTRATION_BYTES: Registration = Registration {
     home: file!(),
     example: Some(Example { data_type: "variable_length_bytes", codecs: r#"[{"name": "vlen-bytes"}]"# }),
     v2: None,
+    short: None,
 };
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.zlib", "configuration": {"level": 1}}]"#,
     }),
     v2: Some(V2 { id: "zlib", compressor: Some(|p, _| super::gzip::deflate_from_v2(NAME, p)), filter: None }),
+    short: None,
 };
 
 #[cfg(test)]

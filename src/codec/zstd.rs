@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 
 use super::config::{map, Config};
-use super::registry::{Build, Example, Registration, V2Params, V2};
+use super::registry::{Build, Example, Registration, Settings, Short, V2Params, V2};
 use super::BytesToBytes;
 use crate::error::CodecError;
 use crate::metadata::NamedConfig;
@@ -156,6 +156,10 @@ pub(crate) fn typed(level: i32, checksum: bool) -> NamedConfig {
     NamedConfig::with_configuration(NAME, map([("level", level.into()), ("checksum", checksum.into())]))
 }
 
+/// `zstd[:LEVEL]`: level 3 when not given, without zstd's checksum.
+const SHORT: Short =
+    Short { usage: "[:LEVEL]", most: 1, build: |s: &Settings<'_>| Ok(typed(s.number(0, "level", 3)?, false)) };
+
 /// The codec's entry in `registry::REGISTRY`.
 pub(crate) const REGISTRATION: Registration = Registration {
     names: &[NAME],
@@ -167,6 +171,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
         codecs: r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 3, "checksum": false}}]"#,
     }),
     v2: Some(V2 { id: "zstd", compressor: Some(from_v2), filter: None }),
+    short: Some(SHORT),
 };
 
 /// A v2 `zstd` compressor: numcodecs' level (default 0) and checksum flag.

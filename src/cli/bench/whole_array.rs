@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use zarrdb::metadata::NamedConfig;
+use zarrdb::metadata::{Codec, ShardingConfig};
 use zarrdb::{Array, ArrayMetadata, DataType};
 
 use super::data::bench_bytes;
@@ -16,31 +16,23 @@ use crate::cli::CliError;
 pub(crate) const NAMES: [&str; 4] = ["big_zstd", "big_raw", "small_chunks", "sharded"];
 
 /// Shape, chunk shape and codec chain of a workload.
-pub(crate) fn definition(name: &str) -> Option<(Vec<u64>, Vec<u64>, Value)> {
-    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
-    let zstd1 = json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}});
+pub(crate) fn definition(name: &str) -> Option<(Vec<u64>, Vec<u64>, Vec<Codec>)> {
+    let zstd1 = || vec![Codec::bytes(), Codec::zstd(1)];
     Some(match name {
-        "big_zstd" => (vec![8192, 8192], vec![512, 512], json!([bytes, zstd1])),
-        "big_raw" => (vec![8192, 8192], vec![512, 512], json!([bytes])),
-        "small_chunks" => (vec![4096, 4096], vec![32, 32], json!([bytes, zstd1])),
-        "sharded" => (
-            vec![8192, 8192],
-            vec![2048, 2048],
-            json!([{"name": "sharding_indexed", "configuration": {
-                "chunk_shape": [128, 128],
-                "codecs": [bytes, zstd1],
-                "index_codecs": [bytes, {"name": "crc32c"}],
-                "index_location": "end"}}]),
-        ),
+        "big_zstd" => (vec![8192, 8192], vec![512, 512], zstd1()),
+        "big_raw" => (vec![8192, 8192], vec![512, 512], vec![Codec::bytes()]),
+        "small_chunks" => (vec![4096, 4096], vec![32, 32], zstd1()),
+        "sharded" => {
+            let shards = ShardingConfig::new(vec![128, 128]).with_codecs(zstd1());
+            (vec![8192, 8192], vec![2048, 2048], vec![Codec::Sharding(shards)])
+        }
         _ => return None,
     })
 }
 
 pub(crate) fn metadata(name: &str) -> Option<ArrayMetadata> {
     let (shape, chunks, codecs) = definition(name)?;
-    let mut meta = ArrayMetadata::new(DataType::Float32, shape, chunks);
-    meta.codecs = NamedConfig::parse_list(&codecs).expect("the workload definitions are valid");
-    Some(meta)
+    Some(ArrayMetadata::new(DataType::Float32, shape, chunks).with_codecs(codecs))
 }
 
 /// One measured run.

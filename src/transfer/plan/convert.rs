@@ -9,7 +9,7 @@ use super::PlanError;
 use crate::array::codec_chain;
 use crate::error::MetadataError;
 use crate::metadata::json::{as_u64_list, invalid, wrong_type};
-use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, FillValue, GroupMetadata, NamedConfig};
+use crate::metadata::{ArrayMetadata, ChunkKeyEncoding, Codec, FillValue, GroupMetadata, NamedConfig};
 
 /// A converted array, before it becomes a document.
 pub(super) struct ArraySpec {
@@ -36,8 +36,7 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
     if spec.f_order && rank > 1 {
         // An F-order chunk is the C-order chunk of the reversed shape: the transpose codec with
         // the reversed dimension order encodes exactly those bytes.
-        let order: Vec<Value> = (0..rank).rev().map(Value::from).collect();
-        codecs.push(NamedConfig::with_configuration("transpose", single("order", Value::Array(order))));
+        codecs.push(NamedConfig::from(Codec::Transpose { order: (0..rank).rev().collect() }));
     }
     if spec.f_order && rank > 1 && spec.dtype.data_type.is_variable_length() {
         return Err(PlanError::unsupported(
@@ -52,8 +51,7 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
         match (crate::codec::vlen::codec_name(&spec.dtype.data_type), spec.filters.endian.unwrap_or(spec.dtype.endian))
         {
             (Some(vlen), _) => NamedConfig::with_configuration(vlen, Map::new()),
-            (None, Some(endian)) => NamedConfig::with_configuration("bytes", single("endian", endian.name().into())),
-            (None, None) => NamedConfig::new("bytes"),
+            (None, endian) => NamedConfig::from(Codec::Bytes { endian: endian.map(super::dtype::Endian::typed) }),
         },
     );
     codecs.extend(spec.filters.bytes);
@@ -72,10 +70,6 @@ pub(super) fn array_document(spec: ArraySpec, key: &str) -> Result<(ArrayMetadat
 /// The v3 group document with these attributes.
 pub(super) fn group_document(attributes: Map<String, Value>) -> Vec<u8> {
     GroupMetadata::new(attributes).to_json_bytes()
-}
-
-fn single(name: &str, value: Value) -> Map<String, Value> {
-    [(name.to_owned(), value)].into_iter().collect()
 }
 
 /// A document that must be a JSON object.

@@ -16,10 +16,11 @@ pub(crate) enum Endian {
 }
 
 impl Endian {
-    pub fn name(self) -> &'static str {
+    /// The same byte order in the Rust API's typed codecs.
+    pub fn typed(self) -> crate::metadata::Endian {
         match self {
-            Endian::Little => "little",
-            Endian::Big => "big",
+            Endian::Little => crate::metadata::Endian::Little,
+            Endian::Big => crate::metadata::Endian::Big,
         }
     }
 }
