@@ -1,7 +1,8 @@
 //! Rectilinear chunk grids through the Rust API on a database: region writes and reads across
 //! chunks of different shapes match a model, each chunk is stored at its own shape, resize and
-//! append grow the grid as zarr-python 3.4 does (a shrunk part reads as fill when regrown), and
-//! what has no rectilinear path yet is refused with `ArrayError::RectilinearUnsupported`.
+//! append grow the grid as zarr-python 3.4 does (a shrunk part reads as fill when regrown),
+//! elements scattered over chunks land at positions of each chunk's own shape, and what has no
+//! rectilinear path yet is refused with `ArrayError::RectilinearUnsupported`.
 
 use zarrdb::error::ArrayError;
 use zarrdb::{Array, ArrayMetadata, ChunkElements, Database, Error};
@@ -70,13 +71,48 @@ fn rectilinear_arrays_write_read_resize_and_append() {
     assert_eq!(grid, &serde_json::json!([[1, [3, 3], 4, [2, 2]], 4]));
     assert!(a.check().unwrap().is_ok());
 
-    // Not yet supported on a rectilinear grid: refused by name, nothing written.
-    let values = 7i32.to_le_bytes();
-    let scattered = a.write_scattered(&[ChunkElements { coords: &[0, 0], indices: Some(&[0]), values: &values }]);
-    assert!(
-        matches!(scattered, Err(Error::Array(ArrayError::RectilinearUnsupported { operation: "write_scattered", .. }))),
-        "{scattered:?}"
-    );
+    // Elements scattered over chunks of their own shapes (rows 1, 3, 3, 3, 4, 2, 2; columns 4, the
+    // last chunk past the end), positions counted in each chunk's own edges.
+    let scatter = |model: &mut Vec<i32>, coords: &[u64], indices: &[u64], values: &[i32]| {
+        let (origin, edges) = a.metadata().chunk(coords);
+        for (&i, &v) in indices.iter().zip(values) {
+            let (r, c) = (origin[0] + i / edges[1], origin[1] + i % edges[1]);
+            if r < 18 && c < 10 {
+                model[(r * 10 + c) as usize] = v; // whole chunks carry padding past the end
+            }
+        }
+    };
+    let le = |values: &[i32]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let (picked, tail) = (le(&[7, 8, 9]), le(&[11]));
+    let whole: Vec<i32> = (900..908).collect();
+    let whole_bytes = le(&whole);
+    a.write_scattered(&[
+        ChunkElements { coords: &[1, 0], indices: Some(&[0, 5, 11]), values: &picked },
+        ChunkElements { coords: &[0, 2], indices: Some(&[1]), values: &tail },
+        ChunkElements { coords: &[5, 1], indices: None, values: &whole_bytes },
+    ])
+    .unwrap();
+    scatter(&mut model, &[1, 0], &[0, 5, 11], &[7, 8, 9]);
+    scatter(&mut model, &[0, 2], &[1], &[11]);
+    scatter(&mut model, &[5, 1], &(0..8).collect::<Vec<u64>>(), &whole);
+    assert_eq!(a.read_all::<i32>().unwrap(), model);
+    // A chunk left holding only the fill value is erased; positions past a chunk's own edges, or
+    // in its part past the array's end, and chunks past the grid are refused before any write.
+    let fill = le(&[-1; 8]);
+    a.write_scattered(&[ChunkElements { coords: &[6, 2], indices: None, values: &fill }]).unwrap();
+    scatter(&mut model, &[6, 2], &(0..8).collect::<Vec<u64>>(), &[-1; 8]);
+    assert!(a.stored_chunks().unwrap().iter().all(|(coords, _)| coords != &[6, 2]));
+    let one = le(&[5]);
+    for (coords, index) in [(&[0u64, 2][..], 3u64), (&[0, 0], 4), (&[7, 0], 0), (&[2, 3], 0)] {
+        let bad = a.write_scattered(&[
+            ChunkElements { coords: &[1, 1], indices: Some(&[0]), values: &one },
+            ChunkElements { coords, indices: Some(&[index]), values: &one },
+        ]);
+        assert!(matches!(bad, Err(Error::Array(ArrayError::OutOfBounds { .. }))), "{coords:?} {index}: {bad:?}");
+    }
+    assert_eq!(a.read_all::<i32>().unwrap(), model);
+
+    // Not yet supported on a rectilinear grid: refused by name.
     assert!(matches!(a.encode_chunk(&[0; 16]), Err(Error::Array(ArrayError::RectilinearUnsupported { .. }))));
     assert_eq!(a.read_all::<i32>().unwrap(), model);
 }

@@ -146,6 +146,48 @@ impl Array {
         })
     }
 
+    /// `write_scattered` on a rectilinear grid (the elements already checked): each chunk, of
+    /// its own edges, read-modify-written inside one write scope, as region writes are here.
+    pub(super) fn write_scattered_rectilinear(&self, grouped: &[super::scatter::ChunkWrites<'_>]) -> Result<(), Error> {
+        let elem = self.data_type().size();
+        self.scoped(true, |a| {
+            for chunk in grouped {
+                let coords = chunk.writes[0].coords;
+                let edges = a.metadata.chunk(coords).1;
+                let spec = a.spec_for(&edges);
+                crate::codec::check_chunk_size(&spec)
+                    .map_err(|source| Error::Codec { key: a.path.metadata_key(), source })?;
+                // From the last whole-chunk write on, nothing stored is read.
+                let whole = chunk.writes.iter().rposition(|w| w.indices.is_none());
+                let (mut data, rest) = match whole {
+                    Some(at) => (chunk.writes[at].values.to_vec(), &chunk.writes[at + 1..]),
+                    None => {
+                        let stored = a.read_touched(coords, &edges)?;
+                        let data = stored.unwrap_or_else(|| {
+                            let mut fill = vec![0u8; spec.num_bytes() as usize];
+                            region::fill(&mut fill, spec.fill_value.as_le_bytes());
+                            fill
+                        });
+                        (data, &chunk.writes[..])
+                    }
+                };
+                for write in rest {
+                    if let Some(indices) = write.indices {
+                        super::scatter::scatter(&mut data, indices, write.values, elem);
+                    }
+                }
+                if region::is_all(&data, a.fill_value().as_le_bytes()) {
+                    a.store.erase(&chunk.key)?;
+                } else {
+                    let encoded = a.chain_for(&edges)?.encode(data);
+                    let encoded = encoded.map_err(|source| Error::Codec { key: chunk.key.clone(), source })?;
+                    a.store.set_owned(&chunk.key, encoded)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// `resize` on a rectilinear grid: every stored chunk keeps what lies inside both the old and
     /// the new shape; the rest of it becomes the fill value (a chunk with nothing left is erased).
     /// Chunk coordinates do not move: a growth appends edges after the old ones.

@@ -19,8 +19,8 @@ use crate::error::{ArrayError, Error};
 pub struct ChunkElements<'a> {
     /// The chunk's coordinates in the chunk grid.
     pub coords: &'a [u64],
-    /// Flat C-order positions of the elements in the chunk (at the full chunk shape, as edge
-    /// chunks are stored), or `None` for the whole chunk: then `values` holds every element of
+    /// Flat C-order positions of the elements in the chunk (at the chunk's full shape, as edge
+    /// chunks are stored: on a rectilinear grid, its own edges), or `None` for the whole chunk: then `values` holds every element of
     /// the chunk, its padding past the array's edge included, and nothing stored is read.
     pub indices: Option<&'a [u64]>,
     /// The elements as little-endian bytes, in the order of `indices`. A position given twice
@@ -29,9 +29,9 @@ pub struct ChunkElements<'a> {
 }
 
 /// The writes of one chunk, in the caller's order.
-struct ChunkWrites<'a> {
-    key: String,
-    writes: Vec<ChunkElements<'a>>,
+pub(super) struct ChunkWrites<'a> {
+    pub key: String,
+    pub writes: Vec<ChunkElements<'a>>,
 }
 
 impl Array {
@@ -43,7 +43,10 @@ impl Array {
     /// (or part of the transaction on a transaction's store), and a chunk read for the update
     /// that another writer (thread or process) stores meanwhile is read and patched again, so
     /// concurrent writers of other elements of the same chunks lose nothing. Chunks listed more
-    /// than once take their writes in order.
+    /// than once take their writes in order. On a rectilinear grid each chunk has its own edges
+    /// and the chunks are read-modify-written inside one write scope (a write transaction on a
+    /// database), as rectilinear region writes are: on a store without transactions concurrent
+    /// writers of one chunk can lose an update there.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -60,7 +63,6 @@ impl Array {
     /// ```
     pub fn write_scattered(&self, chunks: &[ChunkElements<'_>]) -> Result<(), Error> {
         self.require_fixed_size()?;
-        self.require_regular("write_scattered")?;
         // Erasing a chunk left holding the fill value needs no codec: a chain that cannot run
         // must fail before anything is written (as for region writes).
         self.check_codecs()?;
@@ -70,6 +72,9 @@ impl Array {
         let grouped = self.group_by_chunk(chunks);
         if grouped.is_empty() {
             return Ok(());
+        }
+        if !self.metadata.is_regular() {
+            return self.write_scattered_rectilinear(&grouped);
         }
         self.scoped_data(|a| {
             if a.parts_are_cheap(grouped.len()) {
@@ -83,7 +88,7 @@ impl Array {
     /// Refuse elements that are not inside the array (a chunk outside the grid, a position
     /// outside the chunk or in its padding past the array's edge) or values of another length.
     fn check_chunk_elements(&self, chunk: &ChunkElements<'_>) -> Result<(), Error> {
-        let (shape, chunk_shape) = (self.shape(), self.chunk_shape());
+        let shape = self.shape();
         let array = || self.path.to_string();
         if chunk.coords.len() != shape.len() {
             return Err(
@@ -91,17 +96,15 @@ impl Array {
             );
         }
         let grid = self.metadata.grid_shape();
-        // Elements of the chunk inside the array, per dimension (fewer than the chunk's at an edge).
-        let mut extent = Vec::with_capacity(shape.len());
-        for d in 0..shape.len() {
-            let origin = chunk.coords[d].checked_mul(chunk_shape[d]).filter(|_| chunk.coords[d] < grid[d]);
-            let Some(origin) = origin else {
-                return Err(self.outside(format!("chunk {:?}", chunk.coords)));
-            };
-            extent.push((shape[d] - origin).min(chunk_shape[d]));
+        if chunk.coords.iter().zip(&grid).any(|(c, g)| c >= g) {
+            return Err(self.outside(format!("chunk {:?}", chunk.coords)));
         }
+        let (origin, chunk_shape) = self.metadata.chunk(chunk.coords);
+        let chunk_shape = &chunk_shape[..];
+        // Elements of the chunk inside the array, per dimension (fewer than the chunk's at an edge).
+        let extent: Vec<u64> = (0..shape.len()).map(|d| (shape[d] - origin[d]).min(chunk_shape[d])).collect();
         let element_size = self.data_type().size() as u64;
-        let chunk_bytes = self.chunk_spec().num_bytes();
+        let chunk_bytes = chunk_shape.iter().product::<u64>().saturating_mul(element_size);
         let expected = match chunk.indices {
             None => chunk_bytes,
             Some(indices) => {
@@ -126,7 +129,7 @@ impl Array {
     }
 
     /// The writes grouped by chunk, each chunk where it is first listed.
-    fn group_by_chunk<'a>(&self, chunks: &[ChunkElements<'a>]) -> Vec<ChunkWrites<'a>> {
+    pub(super) fn group_by_chunk<'a>(&self, chunks: &[ChunkElements<'a>]) -> Vec<ChunkWrites<'a>> {
         let mut grouped: Vec<ChunkWrites<'a>> = Vec::new();
         let mut position: HashMap<&[u64], usize> = HashMap::new();
         for chunk in chunks {
@@ -177,7 +180,7 @@ fn inside(mut index: u64, chunk_shape: &[u64], extent: &[u64]) -> bool {
 
 /// Copy element `i` of `values` to position `indices[i]` of `chunk` (positions checked against
 /// the chunk by `check_chunk_elements`).
-fn scatter(chunk: &mut [u8], indices: &[u64], values: &[u8], element_size: usize) {
+pub(super) fn scatter(chunk: &mut [u8], indices: &[u64], values: &[u8], element_size: usize) {
     for (&index, value) in indices.iter().zip(values.chunks_exact(element_size.max(1))) {
         let at = index as usize * element_size;
         chunk[at..at + element_size].copy_from_slice(value);

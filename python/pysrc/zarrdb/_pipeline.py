@@ -13,7 +13,7 @@ engine reads, patches and stores every touched chunk in one commit, and a chunk 
 the assignment is atomic. On a transaction's store the write is part of the transaction.
 
 What the engine cannot write itself (Zarr v2 arrays, strings and other data types that are not
-fixed-size little-endian numbers, codecs zarrdb recognises but cannot run, irregular chunk grids,
+fixed-size little-endian numbers, codecs zarrdb recognises but cannot run,
 ``write_empty_chunks=True``) runs through zarr-python's own pipeline inside one transaction of
 the store: atomic too, the writers serialised by the database's writer lock.
 
@@ -143,7 +143,7 @@ class CodecPipeline(_CodecPipeline):
         array = await self._open(plan[0] if plan is not None else None)
         if plan is not None and array is not None:
             parts = plan[1]
-            await _in_worker(_write_elements, array, parts, value.as_numpy_array(), drop_axes, self._chunk_shape())
+            await _in_worker(_write_elements, array, parts, value.as_numpy_array(), drop_axes, self._grid())
             return
         await self._write_in_transaction(batch, value, drop_axes)
 
@@ -170,16 +170,18 @@ class CodecPipeline(_CodecPipeline):
 
     # -- planning -------------------------------------------------------------------------
 
-    def _chunk_shape(self) -> tuple[int, ...]:
+    def _grid(self) -> _Grid:
         assert self.metadata is not None
-        return tuple(self.metadata.chunk_grid.chunk_shape)
+        grid = _Grid.of(self.metadata)
+        assert grid is not None
+        return grid
 
     def _movable(self, dtype: Any) -> bool:
         """Whether the engine can move values of ``dtype`` for this array: the array's own data
         type, as fixed-size little-endian numbers (the engine's element bytes; checked again on
-        open), on a regular chunk grid."""
+        open), on a chunk grid it knows (regular or rectilinear)."""
         metadata = self.metadata
-        if metadata is None or self.store is None or not hasattr(metadata.chunk_grid, "chunk_shape"):
+        if metadata is None or self.store is None or _Grid.of(metadata) is None:
             return False
         if dtype != np.dtype(metadata.data_type.to_native_dtype()):
             return False
@@ -188,21 +190,23 @@ class CodecPipeline(_CodecPipeline):
 
     def _chunks(self, batch: list[Any], *, for_write: bool) -> tuple[str, list[tuple[int, ...]]] | None:
         """The array path and each chunk's coordinates, when every chunk of ``batch`` is one of
-        this array in this store, at the full chunk shape, and (for a write) the array erases
+        this array in this store, at the chunk's full shape, and (for a write) the array erases
         chunks left holding only the fill value, as the engine does; None otherwise."""
         metadata, store = self.metadata, self.store
         if metadata is None or store is None or not batch:
             return None
-        ndim, chunk_shape = len(metadata.shape), self._chunk_shape()
+        ndim, grid = len(metadata.shape), self._grid()
         path: str | None = None
         coords: list[tuple[int, ...]] = []
         for byte_setter, spec, *_ in batch:
-            if getattr(byte_setter, "store", None) is not store or tuple(spec.shape) != chunk_shape:
+            if getattr(byte_setter, "store", None) is not store:
                 return None
             if for_write and spec.config.write_empty_chunks:
                 return None
             split = _split_chunk_key(byte_setter.path, metadata.chunk_key_encoding, ndim)
             if split is None or (path is not None and split[0] != path):
+                return None
+            if not grid.holds(split[1]) or tuple(spec.shape) != grid.edges(split[1]):
                 return None
             path = split[0]
             coords.append(split[1])
@@ -227,7 +231,8 @@ class CodecPipeline(_CodecPipeline):
         if chunks is None:
             return None
         path, coords = chunks
-        chunk_shape, ndim = self._chunk_shape(), len(self._chunk_shape())
+        grid = self._grid()
+        ndim = len(grid.dims)
         if shape == () and ndim:
             # A scalar assigned to a selection: the selection's shape is where its parts end.
             shape = _selection_shape(batch, ndim)
@@ -242,7 +247,7 @@ class CodecPipeline(_CodecPipeline):
             (chunk_start, value_start, extent) = inner
             if any(v + e > s for v, e, s in zip(value_start, extent, shape)):
                 return None
-            here = tuple(c * k + s - v for c, k, s, v in zip(here_coords, chunk_shape, chunk_start, value_start))
+            here = tuple(o + s - v for o, s, v in zip(grid.origin(here_coords), chunk_start, value_start))
             if offset is None:
                 offset = here
             elif here != offset:
@@ -317,6 +322,47 @@ def _reports_missing(batch: list[Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class _Grid:
+    """Where each chunk of an array starts and how large it is (its full edges, which may reach
+    past the array's end): one step per dimension on a regular grid, the edges of each chunk on
+    a rectilinear one (zarr-python 3.2+), as the engine reads the document."""
+
+    # Per dimension: a step (every chunk that size), or each chunk's origin and edge.
+    dims: tuple[int | tuple[tuple[int, ...], tuple[int, ...]], ...]
+
+    @staticmethod
+    def of(metadata: Any) -> _Grid | None:
+        """The grid of ``metadata``; None for a grid the engine does not know."""
+        grid = getattr(metadata, "chunk_grid", None)
+        if hasattr(grid, "chunk_shape"):
+            return _Grid(tuple(int(k) for k in grid.chunk_shape))
+        shapes = getattr(grid, "chunk_shapes", None)
+        if shapes is None:
+            return None
+        dims: list[int | tuple[tuple[int, ...], tuple[int, ...]]] = []
+        for spec in shapes:
+            if isinstance(spec, int):
+                dims.append(spec)
+            else:
+                edges = tuple(int(e) for e in spec)
+                origins = tuple(sum(edges[:i]) for i in range(len(edges)))
+                dims.append((origins, edges))
+        return _Grid(tuple(dims))
+
+    def origin(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(c * d if isinstance(d, int) else d[0][c] for c, d in zip(coords, self.dims))
+
+    def edges(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(d if isinstance(d, int) else d[1][c] for c, d in zip(coords, self.dims))
+
+    def holds(self, coords: tuple[int, ...]) -> bool:
+        """Whether ``coords`` names a chunk the grid lists (any, on a regular grid)."""
+        return len(coords) == len(self.dims) and all(
+            isinstance(d, int) or c < len(d[1]) for c, d in zip(coords, self.dims)
+        )
+
+
+@dataclass(frozen=True)
 class _ChunkPart:
     """One chunk's part of an assignment, as zarr-python's indexer gives it."""
 
@@ -330,7 +376,7 @@ def _write_elements(
     parts: list[_ChunkPart],
     values: np.ndarray[Any, Any],
     drop_axes: tuple[int, ...],
-    chunk_shape: tuple[int, ...],
+    grid: _Grid,
 ) -> None:
     """Set, in each chunk, the elements zarr-python's own write would set, to the same values:
     zarr-python runs ``chunk[chunk_selection] = value[out_selection]`` on the decoded chunk; here
@@ -338,6 +384,7 @@ def _write_elements(
     masked positions and their values. One engine call: one atomic read-modify-write."""
     chunks: list[tuple[list[int], Any, Any]] = []
     for part in parts:
+        chunk_shape = grid.edges(part.coords)
         if values.ndim == 0 or part.chunk_selection == ():
             chunk_value = values
         else:
