@@ -7,6 +7,7 @@ a scenario still running then is a hang and fails the test."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -138,6 +139,30 @@ def test_nested_transaction_through_another_store_of_the_database(tmp_path: Path
     with pytest.raises(zarrdb.TransactionError) as excinfo:
         _within_bound(scenario)
     assert excinfo.value.kind == "would_deadlock"
+
+
+@pytest.mark.parametrize("link", ["hard", "symbolic"])
+def test_write_through_another_name_of_the_file_inside_a_transaction(tmp_path: Path, link: str) -> None:
+    # Another name of the same file opens another native handle, whose write would wait for
+    # the block's own writer lock: refused as a deadlock, whatever the name.
+    store, array = _array(tmp_path / "t.zarrdb")
+    array[:] = np.arange(8, dtype="int32")
+    alias = tmp_path / "alias.zarrdb"
+    if link == "hard":
+        os.link(store.path, alias)
+    else:
+        os.symlink(store.path, alias)
+    other = zarr.open_array(ZarrdbStore(alias), path="a")
+    other[0:1] = [0]  # opened outside the bound
+
+    def scenario() -> None:
+        with store.transaction():
+            other[4:6] = [40, 41]
+
+    with pytest.raises(zarrdb.TransactionError) as excinfo:
+        _within_bound(scenario)
+    assert excinfo.value.kind == "would_deadlock"
+    assert array[:].tolist() == list(range(8))
 
 
 def test_transaction_store_used_after_commit(tmp_path: Path) -> None:

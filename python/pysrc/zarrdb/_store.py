@@ -363,8 +363,15 @@ class ZarrdbStore(Store):
             )
 
     def _identity(self) -> str:
-        """The database's identity for `_open_transactions`: its real path."""
-        return os.path.realpath(self.path)
+        """The database's identity for `_open_transactions`: its file's (or LMDB folder's)
+        device and inode, which every name of it shares (a symbolic or a hard link; two native
+        handles of one file would otherwise wait for each other's writer lock), or its real path
+        while nothing is there yet."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return os.path.realpath(self.path)
+        return f"{st.st_dev}:{st.st_ino}"
 
     def _writable_handle(self) -> _native.Store:
         self._check_writable()
