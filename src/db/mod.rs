@@ -343,7 +343,7 @@ impl DatabaseBuilder {
             backend: self.backend,
             durable: self.durability == Durability::Durable,
             writer: Arc::new(Mutex::new(())),
-            writer_thread: Mutex::new(None),
+            writer_threads: WriterThreads::of_location(path),
             group: group_commit::GroupCommit::default(),
             read_only: self.read_only,
             versions: ChunkVersions::of_location(path),
@@ -448,8 +448,11 @@ pub(crate) struct DbShared {
     durable: bool,
     /// Held by the open write transaction: one at a time, as in the engines themselves.
     writer: Arc<Mutex<()>>,
-    /// The thread holding `writer`, to refuse a second `begin_write` that would wait for itself.
-    writer_thread: Mutex<Option<ThreadId>>,
+    /// The threads holding the writer lock of any handle of this process on the same file, to
+    /// refuse a write that would wait for its own thread: a second `begin_write` on this handle,
+    /// or a write through another handle of the file (another name of it, or opened again),
+    /// whose engine lock this thread's transaction holds.
+    writer_threads: Arc<WriterThreads>,
     /// Region writes waiting to be committed together.
     group: group_commit::GroupCommit,
     /// Opened read-only: its stores say they are not writable (the engine refuses writes).
@@ -472,10 +475,36 @@ impl DbShared {
     }
 
     fn would_deadlock(&self) -> Result<(), Error> {
-        if *self.writer_thread.lock() == Some(std::thread::current().id()) {
+        if self.writer_threads.holds(std::thread::current().id()) {
             return Err(TransactionError::WouldDeadlock { database: self.path.display().to_string() }.into());
         }
         Ok(())
+    }
+}
+
+/// The threads holding the writer lock of a handle on one file (see `DbShared::writer_threads`).
+#[derive(Default)]
+pub(crate) struct WriterThreads(Mutex<Vec<ThreadId>>);
+
+impl WriterThreads {
+    fn of_location(path: &Path) -> Arc<WriterThreads> {
+        static ALL: crate::store::per_file::PerFile<WriterThreads> = crate::store::per_file::PerFile::new();
+        ALL.of(path)
+    }
+
+    fn holds(&self, thread: ThreadId) -> bool {
+        self.0.lock().contains(&thread)
+    }
+
+    fn add(&self, thread: ThreadId) {
+        self.0.lock().push(thread);
+    }
+
+    fn remove(&self, thread: ThreadId) {
+        let mut threads = self.0.lock();
+        if let Some(at) = threads.iter().position(|t| *t == thread) {
+            threads.swap_remove(at);
+        }
     }
 }
 

@@ -147,6 +147,9 @@ pub(super) fn commit_batch(
 /// The writer lock, with the owning thread recorded for the deadlock check.
 pub(crate) struct WriterGuard {
     db: Arc<DbShared>,
+    /// The thread that took it (a guard may be released by another: an async transaction
+    /// commits on another worker thread than the one it began on).
+    holder: std::thread::ThreadId,
     /// `None` only inside `drop`, which releases the lock before waking the next writer.
     guard: Option<parking_lot::ArcMutexGuard<RawMutex, ()>>,
 }
@@ -156,6 +159,9 @@ impl WriterGuard {
     /// waits: the holder may be a transaction whose region writes need the pool, and if every
     /// worker slept here instead, they would never run.
     pub(super) fn acquire(db: Arc<DbShared>) -> Result<WriterGuard, Error> {
+        // This thread already holds the writer lock of this handle, or of another handle of
+        // the same file, whose engine lock the write would wait for.
+        db.would_deadlock()?;
         loop {
             if let Some(writer) = WriterGuard::try_acquire(&db, std::time::Duration::from_millis(1)) {
                 return Ok(writer);
@@ -173,14 +179,15 @@ impl WriterGuard {
         // looks at the deadline, and a queued group-commit writer polling here took the CPU the
         // leader needed (docs/benchmarks.md, "Group commit wake-ups").
         let guard = if wait.is_zero() { db.writer.try_lock_arc() } else { db.writer.try_lock_arc_for(wait) }?;
-        *db.writer_thread.lock() = Some(std::thread::current().id());
-        Some(WriterGuard { db: db.clone(), guard: Some(guard) })
+        let holder = std::thread::current().id();
+        db.writer_threads.add(holder);
+        Some(WriterGuard { db: db.clone(), holder, guard: Some(guard) })
     }
 }
 
 impl Drop for WriterGuard {
     fn drop(&mut self) {
-        *self.db.writer_thread.lock() = None;
+        self.db.writer_threads.remove(self.holder);
         drop(self.guard.take());
         // Whoever held the lock (a group's leader, a transaction, a streamed write, an import),
         // the oldest writer queued for a group commit leads next, without waiting out its poll.

@@ -10,11 +10,11 @@
 //! shares one table ([`ChunkVersions::of_location`]), so two handles on one store still protect
 //! each other's writes.
 
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
+
+use super::per_file::PerFile;
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -40,10 +40,6 @@ impl Default for ChunkVersions {
     }
 }
 
-/// The tables of the stores open in this process, by the device and inode of their file or
-/// folder. Weak, so a table goes when its last store is dropped.
-type Tables = Mutex<HashMap<(u64, u64), Weak<ChunkVersions>>>;
-
 impl ChunkVersions {
     /// A table of its own (a memory store's).
     pub(crate) fn new() -> ChunkVersions {
@@ -54,17 +50,8 @@ impl ChunkVersions {
     /// process on the same file or folder (however its path is spelled); a table of its own when
     /// `path` cannot be inspected.
     pub(crate) fn of_location(path: &Path) -> Arc<ChunkVersions> {
-        static TABLES: OnceLock<Tables> = OnceLock::new();
-        let Ok(meta) = std::fs::metadata(path) else { return Arc::new(ChunkVersions::new()) };
-        let id = (meta.dev(), meta.ino());
-        let mut tables = TABLES.get_or_init(Tables::default).lock();
-        if let Some(table) = tables.get(&id).and_then(Weak::upgrade) {
-            return table;
-        }
-        tables.retain(|_, table| table.strong_count() > 0);
-        let table = Arc::new(ChunkVersions::new());
-        tables.insert(id, Arc::downgrade(&table));
-        table
+        static TABLES: PerFile<ChunkVersions> = PerFile::new();
+        TABLES.of(path)
     }
 
     /// The table of stores that do not have one (stores outside this crate, read-only stores).
