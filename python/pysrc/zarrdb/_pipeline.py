@@ -25,6 +25,7 @@ the configuration names another one. Arrays on other stores then get zarr-python
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 import sys
 import threading
@@ -345,7 +346,7 @@ class _Grid:
                 dims.append(spec)
             else:
                 edges = tuple(int(e) for e in spec)
-                origins = tuple(sum(edges[:i]) for i in range(len(edges)))
+                origins = (0, *itertools.accumulate(edges[:-1]))
                 dims.append((origins, edges))
         return _Grid(tuple(dims))
 
