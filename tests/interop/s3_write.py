@@ -23,7 +23,7 @@ import numpy as np
 import zarr
 from zarr.storage import LocalStore
 
-from transfer_check import s3_store
+from transfer_check import exit_without_finalizing, s3_store
 
 
 def write(store, zarr_format):
@@ -107,4 +107,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    exit_without_finalizing(main)

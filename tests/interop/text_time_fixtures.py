@@ -97,10 +97,16 @@ def read(store, expected_path):
     print(f"{len(expected)} arrays read as expected")
 
 
-if __name__ == "__main__":
+def main():
     if sys.argv[1] == "write":
         write(sys.argv[2])
     elif sys.argv[1] == "read":
         read(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    from transfer_check import exit_without_finalizing
+
+    exit_without_finalizing(main)
