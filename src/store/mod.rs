@@ -14,6 +14,7 @@ mod memory;
 #[cfg(feature = "object-store")]
 mod object;
 mod panic;
+pub(crate) mod pending;
 pub(crate) mod per_file;
 mod redb;
 mod sled;
