@@ -38,6 +38,7 @@ mod file;
 pub(crate) mod fuzzing;
 mod identity;
 mod record;
+mod shared;
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
