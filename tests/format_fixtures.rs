@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Group};
 
 /// The format this build writes (docs/format.md, "Formats").
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 #[path = "common/raw_marker.rs"]
 mod raw_marker;

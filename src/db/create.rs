@@ -26,8 +26,11 @@ use crate::store::{beside, RedbEngine, RedbOptions};
 const CREATING: &str = "zarrdb-creating";
 
 /// A redb database created at `at`, its format marker committed (`display` names it in errors).
-fn open_new(at: &Path, display: &str, options: RedbOptions) -> Result<RedbEngine, Error> {
-    let engine = RedbEngine::open(at, true, options)?;
+fn open_new(at: &Path, display: &str, options: RedbOptions, named: bool) -> Result<RedbEngine, Error> {
+    let engine = match named {
+        true => RedbEngine::open(at, true, options)?,
+        false => RedbEngine::open_unnamed(at, options)?,
+    };
     check_format(&engine, Backend::Redb, display, false)?;
     Ok(engine)
 }
@@ -49,14 +52,14 @@ pub(super) fn create_redb(
     let temp = beside::unique_beside(path, CREATING);
     // Made exclusively first (never a file or link that was there), then redb lays it out.
     let created = beside::create_new(&temp, 0o666).is_ok();
-    let Some(mut engine) = created.then(|| open_new(&temp, &display, options).ok()).flatten() else {
+    let Some(mut engine) = created.then(|| open_new(&temp, &display, options, false).ok()).flatten() else {
         // Whatever kept the temporary file from becoming a database (a folder without write
         // permission, a full disk) keeps the path from it too: creating there directly gives
         // the error under the name the caller knows.
         if created {
             let _ = std::fs::remove_file(&temp);
         }
-        return Ok(Arc::new(open_new(path, &display, options)?));
+        return Ok(Arc::new(open_new(path, &display, options, true)?));
     };
     // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
     // hard link, which fails rather than replace what another creator put there.
@@ -67,7 +70,7 @@ pub(super) fn create_redb(
     };
     match placed {
         Ok(()) => {
-            engine.moved_to(path);
+            engine.moved_to(path)?;
             // The new name is durable once the folder is; the file's content already is.
             beside::sync_folder(path).map_err(io)?;
             Ok(Arc::new(engine))

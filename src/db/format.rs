@@ -10,6 +10,7 @@
 //! | 2 | values in segments | values with a CRC-32C and its flag | values over 64 KiB in pieces |
 //! | 3 | commit-log position | commit-log position | commit count |
 //! | 4 | commit log named by the database, with a header; short tails in a table of their own | the log as redb's | as 3 |
+//! | 5 | the multi-writer mode's commits in the commit log its processes share | as 4 | as 4 |
 //!
 //! Builds before numbers meant anything wrote `{"zarrdb_format":1}` for all of them, and told the
 //! layouts apart by flags and rules that this build still applies. Such a database (or one marked
@@ -28,7 +29,7 @@ use crate::store::kv::{KvEngine, WriteBatch};
 use crate::store::LMDB_CHECKSUM_FLAG_KEY;
 
 /// The newest format of every backend, the one this build writes.
-pub(crate) const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 5;
 
 /// What builds before the numbered formats wrote, whatever their layout.
 const LEGACY_MARKER: &[u8] = br#"{"zarrdb_format":1}"#;
@@ -166,8 +167,8 @@ mod tests {
             Some(Marker::Newer { found: 9, written_by: "7.2.0".into() })
         );
         assert_eq!(
-            parse(b"{\"zarrdb_format\":5,\"zarrdb_version\":\"a\\nb\"}"),
-            Some(Marker::Newer { found: 5, written_by: "a\\nb".into() })
+            parse(b"{\"zarrdb_format\":6,\"zarrdb_version\":\"a\\nb\"}"),
+            Some(Marker::Newer { found: 6, written_by: "a\\nb".into() })
         );
         for unreadable in [&b"zarrdb"[..], b"{}", br#"{"zarrdb_format":0}"#, br#"{"zarrdb_format":"3"}"#, b"[3]"] {
             assert_eq!(parse(unreadable), None, "{}", String::from_utf8_lossy(unreadable));

@@ -136,7 +136,7 @@ pub(super) fn commit_batch(
     let bytes: u64 =
         batch.puts.iter().map(|(key, value)| (key.len() + value.as_ref().map_or(0, Vec::len)) as u64).sum();
     let committed = match engine_writer {
-        Some(writer) => writer.commit(batch),
+        Some(writer) => writer.commit(batch, db.durable),
         None => db.engine.commit(batch, db.durable),
     };
     committed.map_err(|e| super::disk_full::classify(e.into(), &db.path, bytes))?;

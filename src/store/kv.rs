@@ -156,8 +156,8 @@ impl<E: KvEngine + ?Sized> KvBulk for BufferedBulk<E> {
 /// An engine write transaction held open by a zarrdb transaction (see
 /// [`KvEngine::lock_writer`]). Dropping it aborts.
 pub(crate) trait KvWriter {
-    /// Apply `batch` and commit.
-    fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError>;
+    /// Apply `batch` and commit; `durable` as for [`KvEngine::commit`].
+    fn commit(self: Box<Self>, batch: WriteBatch, durable: bool) -> Result<(), StoreError>;
 }
 
 /// Slice `range` out of `value`, or say why it does not fit.

@@ -220,4 +220,4 @@ impl KvSnapshot for Merged {
 
 #[cfg(test)]
 #[path = "pending_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -36,11 +36,11 @@ impl KvSnapshot for MapSnapshot {
     }
 }
 
-/// xorshift64*: reproducible without a dependency.
-struct Rng(u64);
+/// xorshift64*: reproducible without a dependency (the engine's model tests use it too).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

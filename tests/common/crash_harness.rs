@@ -79,6 +79,8 @@ macro_rules! crash_tests {
             lmdb_log_durable_survives_kills, lmdb_log_durable_survives_200_kills: LmdbLog, Durable, KeepsAcknowledged;
             sled_durable_survives_kills, sled_durable_survives_200_kills: Sled, Durable, KeepsAcknowledged;
             redb_fast_survives_kills, redb_fast_survives_200_kills: Redb, Fast, SomePrefix;
+            redb_multi_durable_survives_kills, redb_multi_durable_survives_200_kills: RedbMulti, Durable, KeepsAcknowledged;
+            redb_multi_fast_survives_kills, redb_multi_fast_survives_200_kills: RedbMulti, Fast, SomePrefix;
             lmdb_fast_survives_kills, lmdb_fast_survives_200_kills: Lmdb, Fast, KeepsAcknowledged;
             lmdb_log_fast_survives_kills, lmdb_log_fast_survives_200_kills: LmdbLog, Fast, KeepsAcknowledged;
         );
@@ -118,6 +120,9 @@ pub enum Promise {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
     Redb,
+    /// redb in its multi-writer mode (`DatabaseBuilder::redb_multi_writer(true)`), whose durable
+    /// commits go to the commit log its processes share.
+    RedbMulti,
     Lmdb,
     /// LMDB with `DatabaseBuilder::lmdb_commit_log(true)`.
     LmdbLog,
@@ -127,7 +132,7 @@ pub enum Engine {
 impl Engine {
     fn backend(self) -> Backend {
         match self {
-            Engine::Redb => Backend::Redb,
+            Engine::Redb | Engine::RedbMulti => Backend::Redb,
             Engine::Lmdb | Engine::LmdbLog => Backend::Lmdb,
             Engine::Sled => Backend::Sled,
         }
@@ -137,12 +142,18 @@ impl Engine {
     fn name(self) -> &'static str {
         match self {
             Engine::LmdbLog => "lmdb-log",
+            Engine::RedbMulti => "redb-multi",
             other => other.backend().name(),
         }
     }
 
+    /// LMDB behind its commit log, or redb in its multi-writer mode.
+    fn logged(self) -> bool {
+        matches!(self, Engine::LmdbLog | Engine::RedbMulti)
+    }
+
     fn from_name(name: &str) -> Engine {
-        [Engine::Redb, Engine::Lmdb, Engine::LmdbLog, Engine::Sled]
+        [Engine::Redb, Engine::RedbMulti, Engine::Lmdb, Engine::LmdbLog, Engine::Sled]
             .into_iter()
             .find(|engine| engine.name() == name)
             .unwrap_or_else(|| panic!("unknown engine {name}"))
@@ -155,10 +166,17 @@ const FAST_ENV: &str = "ZARRDB_CRASH_FAST";
 const START_ENV: &str = "ZARRDB_CRASH_START";
 const STOP_ENV: &str = "ZARRDB_CRASH_STOP";
 
-/// Open the database at `path`; `log` chooses whether LMDB runs behind its commit log (a
-/// database left by a process that had it is recovered either way).
+/// Open the database at `path`; `log` chooses whether LMDB runs behind its commit log, or redb in
+/// its multi-writer mode with the shared log (a database left by a process that had it is
+/// recovered either way).
 fn open(backend: Backend, log: bool, durability: Durability, path: &Path) -> Result<Database, zarrdb::Error> {
-    Database::builder().backend(backend).lmdb_commit_log(log).durability(durability).open(path)
+    let mut builder = Database::builder();
+    builder.backend(backend).durability(durability);
+    match backend {
+        Backend::Redb => builder.redb_multi_writer(log),
+        _ => builder.lmdb_commit_log(log),
+    };
+    builder.open(path)
 }
 
 /// The child: run transactions from the state the parent checked until killed (or, with
@@ -170,8 +188,8 @@ pub fn child_main<W: Workload>() {
     let durability = if std::env::var(FAST_ENV).unwrap() == "1" { Durability::Fast } else { Durability::Durable };
     let start: u64 = std::env::var(START_ENV).unwrap().parse().unwrap();
     let stop: u64 = std::env::var(STOP_ENV).map_or(u64::MAX, |s| s.parse().unwrap());
-    let db = open(engine.backend(), engine == Engine::LmdbLog, durability, Path::new(&path))
-        .expect("the child opens the database");
+    let db =
+        open(engine.backend(), engine.logged(), durability, Path::new(&path)).expect("the child opens the database");
     let found = W::committed_txn(&db).unwrap();
     assert_eq!(found, start, "the child found the state after {found}; the parent checked {start}");
     let mut out = std::io::stdout().lock();
@@ -288,8 +306,14 @@ pub fn crash_loop<W: Workload>(engine: Engine, durability: Durability, promise: 
     let mut rng = SplitMix::new(seed, stream);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(backend.name());
-    let log = engine == Engine::LmdbLog;
-    let db = Database::builder().backend(backend).lmdb_commit_log(log).durability(durability).create(&path).unwrap();
+    let log = engine.logged();
+    let mut builder = Database::builder();
+    builder.backend(backend).durability(durability);
+    match backend {
+        Backend::Redb => builder.redb_multi_writer(log),
+        _ => builder.lmdb_commit_log(log),
+    };
+    let db = builder.create(&path).unwrap();
     W::setup(&db).unwrap();
     drop(db);
     let mut model = W::initial();
@@ -305,7 +329,8 @@ pub fn crash_loop<W: Workload>(engine: Engine, durability: Durability, promise: 
             if ended.killed { "killed" } else { "closed the database" }
         );
         // Behind the log, every other check opens without it: either opener recovers what a
-        // killed child left (its checkpoint and records).
+        // killed child left (its checkpoint and records). For redb, the single-process mode
+        // replays the shared log's records.
         let with_log = log && (fig.kills + fig.closes) % 2 == 0;
         let db = open(backend, with_log, durability, &path)
             .unwrap_or_else(|e| panic!("{ctx}: the database does not open: {e}"));

@@ -692,7 +692,7 @@ struct LmdbWriter {
 }
 
 impl KvWriter for LmdbWriter {
-    fn commit(mut self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
+    fn commit(mut self: Box<Self>, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
         let (Some(mut txn), Some(hold)) = (self.txn.take(), self.hold.take()) else {
             return self.engine.commit(batch, true);
         };

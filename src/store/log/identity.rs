@@ -125,6 +125,11 @@ pub(crate) struct Found {
 }
 
 impl Found {
+    /// Whether it is a log of this build (with a header), which goes on.
+    pub(crate) fn is_current(&self) -> bool {
+        self.current
+    }
+
     /// The simulated disk of the fault-injection tests, whose records start at 0.
     pub(crate) fn given(place: &Place) -> Option<Found> {
         let file = place.given()?;

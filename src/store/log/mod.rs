@@ -48,6 +48,7 @@ use std::sync::Arc;
 pub(crate) use file::{LogFile, Place};
 pub(crate) use identity::{default_log, find, inode_of, Found, LogName, NAME_KEY};
 use record::{decode, encode, encoded_len, le_u64, Records, HEADER, LARGEST};
+pub(crate) use shared::{fresh_id, Held, SharedLog};
 
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;

@@ -224,9 +224,11 @@ fn open_at(
         source: Box::new(e),
     })?;
     // redb opened at its last durable commit: the commits applied since from the log come back.
-    unpanicked(operation, "", || {
-        log::replay(&db, log::LogAt::File(path), options.multi_writer, replay_limit, false).map(|_| ())
-    })?;
+    // In the multi-writer mode the log is shared: its records are read, and applied by the
+    // next checkpoint under the log's lock, never replayed here.
+    if !options.multi_writer {
+        unpanicked(operation, "", || log::replay(&db, log::LogAt::File(path), false, replay_limit, false).map(|_| ()))?;
+    }
     Ok(Open::new(db))
 }
 

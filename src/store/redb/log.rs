@@ -26,7 +26,7 @@ pub(super) enum LogAt<'a> {
 
 /// What [`APPLIED_KEY`] and [`NAME_KEY`] hold in `table`; `None` when the database has never
 /// used a log (or a build before named none).
-fn read_position(
+pub(super) fn read_position(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
 ) -> Result<(Option<Applied>, Option<LogName>), StoreError> {
     let damaged = |key: &str| {
@@ -99,21 +99,40 @@ pub(super) fn replay(
     Ok((replayed, Some(found)))
 }
 
-/// Whether the database's log beside `path` holds records its file lacks, looked at without
-/// writing anything (the log is opened read-only).
-pub(super) fn pending(db: &impl ReadableDatabase, path: &Path) -> Result<bool, StoreError> {
-    Ok(look(db, LogAt::File(path), u64::MAX, false)?.1.is_some_and(|(_, newer)| newer))
-}
-
 /// Where the file stands, read in a read transaction, and the log found for it (opened for
 /// writing when `writable`) with whether it holds records numbered up to `limit` that the file
 /// lacks.
-fn look(
+pub(super) fn look(
     db: &impl ReadableDatabase,
     at: LogAt<'_>,
     limit: u64,
     writable: bool,
 ) -> Result<(Replayed, Option<(Found, bool)>), StoreError> {
+    let (nothing, found) = find_log(db, at, writable)?;
+    // A database that never used a log holds none of any log's records.
+    let (Some(found), Some(applied)) = (found, nothing.stored) else { return Ok((nothing, None)) };
+    let newer = has_records(&found, applied, limit)?;
+    Ok((nothing, Some((found, newer))))
+}
+
+/// Whether `found` holds records after `applied` numbered up to `limit`.
+pub(super) fn has_records(found: &Found, applied: Applied, limit: u64) -> Result<bool, StoreError> {
+    let mut newer = false;
+    found.follow(NAME, applied, limit, |_| {
+        newer = true;
+        Ok(false)
+    })?;
+    Ok(newer)
+}
+
+/// Where the file stands, read in a read transaction, and the log found for it (opened for
+/// writing when `writable`), its records not read: in the multi-writer mode other processes
+/// may be appending to it and starting it again.
+pub(super) fn find_log(
+    db: &impl ReadableDatabase,
+    at: LogAt<'_>,
+    writable: bool,
+) -> Result<(Replayed, Option<Found>), StoreError> {
     let (stored, name) = {
         let txn = db.begin_read().map_err(engine_error(NAME, "replay the commit log", ""))?;
         match txn.open_table(TABLE) {
@@ -132,12 +151,5 @@ fn look(
         }
         LogAt::Given(place) => stored.and_then(|_| Found::given(place)),
     };
-    // A database that never used a log holds none of any log's records.
-    let (Some(found), Some(applied)) = (found, stored) else { return Ok((nothing, None)) };
-    let mut newer = false;
-    found.follow(NAME, applied, limit, |_| {
-        newer = true;
-        Ok(false)
-    })?;
-    Ok((nothing, Some((found, newer))))
+    Ok((nothing, found))
 }

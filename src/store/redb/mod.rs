@@ -12,11 +12,10 @@ mod handle;
 mod layout;
 mod log;
 mod overlay;
+mod shared;
 mod snapshot;
 mod tables;
 mod upgrade;
-
-use snapshot::RedbSnapshot;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +28,7 @@ use super::kv::{engine_error, refuse_if_read_only, KvBulk, KvEngine, KvSnapshot,
 use super::log as commit_log;
 use super::panic;
 use crate::error::{CompactError, OpenError, StoreError};
-use tables::{Tables, TABLE, TAILS};
+use tables::{Tables, TABLE};
 
 const NAME: &str = "redb";
 
@@ -98,6 +97,9 @@ pub(crate) struct RedbEngine {
     /// The file's length when it was opened, for the compaction at close (`Drop`); `None` where
     /// the close does not compact (read-only, no file).
     length_at_open: Option<u64>,
+    /// The commit log the processes of the multi-writer mode share (`shared.rs`); read-only
+    /// handles of that mode read it too.
+    shared: Option<commit_log::SharedLog>,
 }
 
 /// What commits share, under the engine's commit lock.
@@ -132,6 +134,17 @@ pub(crate) struct RedbOptions {
 
 impl RedbEngine {
     pub fn open(path: &Path, create: bool, options: RedbOptions) -> Result<RedbEngine, OpenError> {
+        RedbEngine::open_named(path, create, options, true)
+    }
+
+    /// A new file under a temporary name (`db/create.rs`), which [`RedbEngine::moved_to`] gives
+    /// its name: in the multi-writer mode its shared log is made and named only then, after the
+    /// name it is found by.
+    pub fn open_unnamed(path: &Path, options: RedbOptions) -> Result<RedbEngine, OpenError> {
+        RedbEngine::open_named(path, true, options, false)
+    }
+
+    fn open_named(path: &Path, create: bool, options: RedbOptions, named: bool) -> Result<RedbEngine, OpenError> {
         if options.read_only && options.multi_writer && !options.verify {
             if let Some(engine) = RedbEngine::open_shared_reader(path, options)? {
                 return Ok(engine);
@@ -156,20 +169,33 @@ impl RedbEngine {
             backend: NAME,
             source: Box::new(e),
         })?;
-        // Commits the last process made durable only in its log are applied before anything reads.
-        let durable = options.multi_writer && !options.read_only;
-        let writable = !options.read_only && !options.multi_writer && options.commit_log;
-        let replay = || log::replay(&db, log::LogAt::File(path), durable, u64::MAX, writable);
-        let (replayed, found) = unpanicked("open", "", replay).map_err(|e| {
+        let opened_error = |e| {
             let path = path.display().to_string();
             match e {
                 StoreError::Damaged { .. } => OpenError::Corrupted { path, backend: NAME, source: Box::new(e) },
                 e => OpenError::Engine { path, backend: NAME, source: Box::new(e) },
             }
-        })?;
+        };
+        let shared_log = options.multi_writer && !options.read_only;
+        let name_log = shared_log && named;
+        // The writers of the multi-writer mode share the log: its records are read, not replayed.
+        let shared = match name_log {
+            true => Some(unpanicked("open", "", || shared::establish(&db, path)).map_err(opened_error)?),
+            false => None,
+        };
+        // Commits the last process made durable only in its log are applied before anything reads.
+        let writable = !options.read_only && !options.multi_writer && options.commit_log;
+        let (replayed, found) = match shared_log {
+            true => (commit_log::Replayed { stored: None, name: None, last: 0, end: 0 }, None),
+            false => {
+                let replay = || log::replay(&db, log::LogAt::File(path), false, u64::MAX, writable);
+                unpanicked("open", "", replay).map_err(opened_error)?
+            }
+        };
         // Reopened after an I/O failure without the full check: recovery checks what it needs.
         let reopen = (!options.read_only).then(|| (path.to_path_buf(), RedbOptions { verify: false, ..options }));
         let mut engine = RedbEngine::with_handle(handle::Handle::new(db, reopen), options);
+        engine.shared = shared;
         if !options.read_only {
             engine.length_at_open = Some(std::fs::metadata(path).map_or(0, |m| m.len()));
         }
@@ -212,16 +238,30 @@ impl RedbEngine {
             Err(redb::DatabaseError::RepairAborted) => return Ok(None),
             Err(e) => return Err(open_error(path, e)),
         };
-        let probe = || Ok(upgrade::is_format_1(&db)? || log::pending(&db, path)?);
-        let needs_overlay = unpanicked("open", "", probe).map_err(|e| OpenError::Engine {
+        // The shared log's records are merged by every read; a log of an older build (or of the
+        // single-process mode's long records) is replayed by the overlay, in memory.
+        let probe = || {
+            if upgrade::is_format_1(&db)? {
+                return Ok(None);
+            }
+            let (seen, found) = log::find_log(&db, log::LogAt::File(path), false)?;
+            Ok(match (seen.stored, found) {
+                (Some(applied), Some(found)) if found.is_current() => {
+                    commit_log::SharedLog::new(NAME, found, applied.id, shared::CAPACITY, false).map(Some)
+                }
+                (Some(applied), Some(found)) if log::has_records(&found, applied, u64::MAX)? => None,
+                _ => Some(None),
+            })
+        };
+        let probed = unpanicked("open", "", probe).map_err(|e| OpenError::Engine {
             path: path.display().to_string(),
             backend: NAME,
             source: Box::new(e),
         })?;
-        if needs_overlay {
-            return Ok(None);
-        }
-        Ok(Some(RedbEngine::with_handle(handle::Handle::shared_reader(db), options)))
+        let Some(shared) = probed else { return Ok(None) };
+        let mut engine = RedbEngine::with_handle(handle::Handle::shared_reader(db), options);
+        engine.shared = shared;
+        Ok(Some(engine))
     }
 
     /// Open over any storage backend: the simulated disk of the fault-injection tests, with its
@@ -263,14 +303,25 @@ impl RedbEngine {
             multi_writer: options.multi_writer && !options.read_only,
             read_only: options.read_only,
             length_at_open: None,
+            shared: None,
         }
     }
 
     /// The file was linked to `path` after it was created under another name (`db/create.rs`):
-    /// the name to open it again by. Its log, named after the old name, is emptied into the file
-    /// and removed; the next begins beside the new name.
-    pub(crate) fn moved_to(&mut self, path: &Path) {
+    /// the name to open it again by. In the single-process mode its log, named after the old
+    /// name, is emptied into the file and removed, and the next begins beside the new name; in
+    /// the multi-writer mode the shared log is found or made now, beside the new name.
+    pub(crate) fn moved_to(&mut self, path: &Path) -> Result<(), StoreError> {
         self.db.moved_to(path);
+        if self.multi_writer {
+            // Opened by `open_unnamed`: the shared log is named after the file's own name, found
+            // by any process that opened the file since it was linked there.
+            let db = self.db.get("open the commit log")?;
+            let log = unpanicked("open", "", || shared::establish(&db, path))?;
+            drop(db);
+            self.shared = Some(log);
+            return Ok(());
+        }
         let mut commits = self.commits.lock();
         if commits.log.as_ref().is_some_and(commit_log::CommitLog::pending) {
             let position = commits.position();
@@ -281,6 +332,7 @@ impl RedbEngine {
         if let Some(log) = &mut commits.log {
             log.moved_to(path);
         }
+        Ok(())
     }
 
     /// Begin a write transaction.
@@ -451,24 +503,17 @@ fn unpanicked<R>(
 
 impl KvEngine for RedbEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let shared = self.db.share("begin_read")?;
-        let Some(db) = shared.reader() else { return Err(closing("begin_read")) };
-        self.db.note(unpanicked("begin_read", "", || {
-            let txn = db.begin_read().map_err(engine_error(NAME, "begin_read", ""))?;
-            let open = |definition| match txn.open_table(definition) {
-                Ok(t) => Ok(Some(t)),
-                Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
-                Err(e) => Err(engine_error(NAME, "open_table", "")(e)),
-            };
-            let (table, tails) = (open(TABLE)?, open(TAILS)?);
-            Ok(Arc::new(RedbSnapshot { table, tails, _db: shared.clone() }) as Arc<dyn KvSnapshot>)
-        }))
+        match &self.shared {
+            Some(log) => self.shared_snapshot(log),
+            None => Ok(Arc::new(self.file_snapshot()?)),
+        }
     }
 
     fn commit_syncs(&self, durable: bool) -> bool {
-        // In multi-writer mode every commit syncs (another process sees only what reached the
-        // file); the periodic sync of fast mode (`durable_now`) is rare enough not to count.
-        durable || self.multi_writer
+        // Without the shared log, every commit of the multi-writer mode syncs (another process
+        // sees only what reached the file); the periodic sync of fast mode (`durable_now`) is rare
+        // enough not to count.
+        durable || (self.multi_writer && self.shared.is_none())
     }
 
     fn commit_gathers(&self, durable: bool) -> bool {
@@ -476,11 +521,18 @@ impl KvEngine for RedbEngine {
         // `group_commit::GATHER` for more writers delayed more than it shared (docs/benchmarks.md,
         // "Group commit wake-ups"). Batches over the log's limit commit to the file, but rarely
         // in groups.
+        if self.shared.is_some() {
+            return false;
+        }
         self.multi_writer || (durable && self.commits.lock().log.is_none())
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         self.writable("commit")?;
+        if let Some(log) = &self.shared {
+            let held = log.lock()?;
+            return self.commit_shared(log, &held, &batch, durable);
+        }
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut commits = self.commits.lock();
         if let Some(log) = &mut commits.log {
@@ -514,6 +566,10 @@ impl KvEngine for RedbEngine {
         if !self.multi_writer {
             return Ok(None);
         }
+        if let Some(log) = &self.shared {
+            let held = log.lock()?;
+            return Ok(Some(Box::new(shared::SharedWriter { held, engine: self })));
+        }
         // redb's write transaction excludes other processes' until it commits or drops.
         let txn = self.begin_write()?;
         Ok(Some(Box::new(RedbWriter { txn, engine: self })))
@@ -521,17 +577,24 @@ impl KvEngine for RedbEngine {
 
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
         self.writable("an import")?;
+        if self.shared.is_some() {
+            let (txn, held, next) = self.begin_bulk()?;
+            return Ok(Box::new(RedbBulk { txn, shared: Some((held, next)), engine: self }));
+        }
         // redb flushes dirty pages beyond half its cache to the file before commit (they are not
         // reachable from the committed root until then), so a long transaction stays bounded.
         let txn = self.begin_write()?;
-        Ok(Box::new(RedbBulk { txn, engine: self }))
+        Ok(Box::new(RedbBulk { txn, shared: None, engine: self }))
     }
 }
 
 /// An import's (or a streamed region write's) write transaction (see [`KvEngine::bulk`]).
 struct RedbBulk {
-    /// Declared first: ends before the engine it belongs to.
+    /// Declared first: ends before the engine it belongs to, and before the lock is released.
     txn: redb::WriteTransaction,
+    /// In the multi-writer mode: the shared log's lock, held throughout, and the position the
+    /// commit stores (`shared.rs`).
+    shared: Option<(commit_log::Held, commit_log::Applied)>,
     engine: Arc<RedbEngine>,
 }
 
@@ -554,7 +617,10 @@ impl KvBulk for RedbBulk {
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let RedbBulk { txn, engine } = *self;
+        let RedbBulk { txn, shared, engine } = *self;
+        if let Some((_held, next)) = shared {
+            return engine.commit_bulk(txn, next);
+        }
         let mut commits = engine.commits.lock();
         if let Some(log) = &commits.log {
             log.usable()?;
@@ -576,7 +642,8 @@ struct RedbWriter {
 }
 
 impl KvWriter for RedbWriter {
-    fn commit(self: Box<Self>, batch: WriteBatch) -> Result<(), StoreError> {
+    fn commit(self: Box<Self>, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
+        // Every commit of this mode syncs (redb's two-phase commit).
         let RedbWriter { txn, engine } = *self;
         engine.db.note(unpanicked("commit", "", || apply_in(txn, &batch, true, None)))
     }
@@ -589,6 +656,15 @@ impl Drop for RedbEngine {
         // persists them, and those applied from the log, whose file is then removed. An error
         // here has no caller to go to: fast commits stay lost as after a crash, and the log stays
         // for the next open to apply.
+        if let Some(log) = &self.shared {
+            // The records pending go into the file, so that a copy taken once every process has
+            // closed holds them; not while another handle holds the lock (it does so itself).
+            if let Ok(Some(held)) = log.try_lock() {
+                let _ = unpanicked("commit", "", || self.checkpoint(log, &held, &WriteBatch::default()));
+            } else if self.unsynced.load(Ordering::Acquire) {
+                let _ = log.sync();
+            }
+        }
         let commits = self.commits.get_mut();
         let pending = commits.log.as_ref().is_some_and(commit_log::CommitLog::pending);
         if self.unsynced.load(Ordering::Acquire) || pending {
