@@ -62,8 +62,6 @@ impl WriteSet {
 
     /// Apply `batch` after what the set holds, as the engine applies it: its erased prefixes,
     /// then its puts and deletes.
-    // For the shared commit log's records (branch `shared-log`, not wired into redb yet).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn apply(&mut self, batch: &WriteBatch) {
         for prefix in &batch.erased_prefixes {
             self.erase_prefix(prefix);
@@ -166,8 +164,6 @@ fn skip_subtree(prefix: &str, key: &str) -> String {
 }
 
 /// A snapshot with writes over it: every read sees `writes` first, then `base`.
-// For the shared commit log's records (branch `shared-log`, not wired into redb yet).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Merged {
     pub base: Arc<dyn KvSnapshot>,
     pub writes: Arc<WriteSet>,
