@@ -106,14 +106,16 @@ pub(crate) fn pending(
     Ok(Pending { writes, last, end })
 }
 
-/// A log file whose first bytes were read into memory in one read: the records of a log within
-/// its capacity cost that read alone, not two reads each. Records past them (a log the
-/// single-process mode left long) are read from the file.
+/// A log file read into memory as far as its records are read, in reads of at least
+/// [`WINDOW`] bytes that double: a log's records cost a few reads, not two each.
 struct Windowed<'a> {
-    head: Vec<u8>,
+    head: Mutex<Vec<u8>>,
     file: &'a File,
     len: u64,
 }
+
+/// The first read of a log's records.
+const WINDOW: u64 = 16 << 10;
 
 impl LogFile for Windowed<'_> {
     fn len(&self) -> io::Result<u64> {
@@ -121,14 +123,20 @@ impl LogFile for Windowed<'_> {
     }
 
     fn read_at(&self, out: &mut [u8], offset: u64) -> io::Result<()> {
-        let part = usize::try_from(offset)
-            .ok()
-            .and_then(|start| Some(start..start.checked_add(out.len())?))
-            .and_then(|range| self.head.get(range));
-        match part {
-            Some(part) => out.copy_from_slice(part),
-            None => LogFile::read_at(self.file, out, offset)?,
+        let end = offset.checked_add(out.len() as u64).filter(|&end| end <= self.len);
+        let end = end.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+        let mut head = self.head.lock();
+        let have = head.len() as u64;
+        if end > have {
+            let grown = end.max(have * 2).max(WINDOW).min(self.len);
+            head.resize(grown as usize, 0);
+            if let Err(e) = LogFile::read_at(self.file, &mut head[have as usize..], have) {
+                head.truncate(have as usize);
+                return Err(e);
+            }
         }
+        // Within `len`, which is at most what memory was given for `head`.
+        out.copy_from_slice(&head[offset as usize..end as usize]);
         Ok(())
     }
 
@@ -249,12 +257,11 @@ impl SharedLog {
         lock.try_exclusive().map_err(|e| self.error("lock the commit log", e))
     }
 
-    /// The records after `applied`, those within the log's capacity read with one read.
+    /// The records after `applied`.
     pub(crate) fn pending(&self, applied: Applied) -> Result<Pending, StoreError> {
         let len = LogFile::len(&*self.file).map_err(|e| self.error("read the commit log", e))?;
-        let mut head = vec![0u8; len.min(self.capacity) as usize];
-        LogFile::read_at(&*self.file, &mut head, 0).map_err(|e| self.error("read the commit log", e))?;
-        pending(self.backend, &self.place, &Windowed { head, file: &self.file, len }, self.start, applied)
+        let log = Windowed { head: Mutex::new(Vec::new()), file: &self.file, len };
+        pending(self.backend, &self.place, &log, self.start, applied)
     }
 
     /// Call `apply` with each record after `applied`, in order (a checkpoint, under the lock).

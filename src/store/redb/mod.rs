@@ -568,6 +568,8 @@ impl KvEngine for RedbEngine {
         }
         if let Some(log) = &self.shared {
             let held = log.lock()?;
+            // The snapshot the transaction takes next then shows what its commit will follow.
+            self.position_for_writing(&held)?;
             return Ok(Some(Box::new(shared::SharedWriter { held, engine: self })));
         }
         // redb's write transaction excludes other processes' until it commits or drops.

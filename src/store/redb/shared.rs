@@ -134,6 +134,26 @@ impl RedbEngine {
         }))
     }
 
+    /// The position redb's latest commit holds as a writer sees it, with the log's lock held. A
+    /// writer that died in the middle of its commit can leave a commit that reads still do not
+    /// show (redb publishes it only once its writer's flush is known to be done) and that the
+    /// next write transaction takes as the latest: a write transaction, begun and dropped, makes
+    /// redb publish it first, so that a record is never numbered after a position that a later
+    /// checkpoint would then skip.
+    pub(super) fn position_for_writing(&self, _held: &Held) -> Result<Applied, StoreError> {
+        let txn = self.begin_write()?;
+        let applied = self.db.note(unpanicked("begin_write", "", || {
+            let applied = match txn.open_table(TABLE) {
+                Ok(table) => read_position(&table)?.0,
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(engine_error(NAME, "open_table", "")(e)),
+            };
+            applied.ok_or_else(no_position)
+        }));
+        let _ = txn.abort();
+        applied
+    }
+
     /// A snapshot of redb's latest commit with the log's records after it merged over it.
     pub(super) fn shared_snapshot(&self, log: &SharedLog) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         for _ in 0..SNAPSHOT_TRIES {
@@ -167,7 +187,7 @@ impl RedbEngine {
         batch: &WriteBatch,
         durable: bool,
     ) -> Result<(), StoreError> {
-        let applied = self.position_now()?.ok_or_else(no_position)?;
+        let applied = self.position_for_writing(held)?;
         let pending = log.pending(applied)?;
         let mut commits = self.commits.lock();
         let sync = durable || commits.last_sync.elapsed() >= FAST_SYNC_INTERVAL;
