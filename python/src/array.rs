@@ -49,6 +49,21 @@ impl NativeArray {
         Ok(Value::new(bytes))
     }
 
+    /// `read_region`, written into `out` (a writable C-contiguous buffer of exactly the region's
+    /// bytes, a numpy array viewed as `uint8`) in place instead of into new bytes: the output
+    /// zarr-python allocated is filled without a copy of the region in between.
+    fn read_region_into(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>, out: PyBuffer<u8>) -> PyResult<()> {
+        if out.readonly() {
+            return Err(PyValueError::new_err("read_region_into takes a writable buffer"));
+        }
+        let target = Bytes::of(&out, "read_region_into")?;
+        // SAFETY: see `Bytes::get_mut`: `out` is exported and writable (checked above) and
+        // stays alive until after the call, dropped below.
+        let read = py.detach(move || self.array.read_region_bytes_into(&offset, &shape, unsafe { target.get_mut() }));
+        drop(out);
+        read.map_err(to_py)
+    }
+
     /// Write the region `offset..offset+shape` from C-order little-endian element bytes: one
     /// atomic commit on the auto-commit store, part of the transaction on a transaction's store.
     /// Chunks covered in part are read, patched and rewritten inside that commit, so concurrent
@@ -134,5 +149,22 @@ impl Bytes {
         // unchanged until the assignment returns, or arrays it made itself; user code that
         // changes that array from another thread meanwhile has a data race of its own.
         unsafe { std::slice::from_raw_parts(self.address as *const u8, self.len) }
+    }
+
+    /// The bytes to write, for a buffer its exporter declared writable.
+    ///
+    /// # Safety
+    /// The `PyBuffer` `self` was made from must be writable (not `readonly()`) and stay alive
+    /// until the slice is dropped, and nothing else may read or write the buffer meanwhile: the
+    /// contract of every CPython consumer that fills a buffer with the GIL released
+    /// (`readinto`). zarrdb.CodecPipeline passes the output array zarr-python allocated for the
+    /// read, which nothing else sees until the read returns.
+    unsafe fn get_mut<'a>(&self) -> &'a mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: `len` contiguous bytes from `address` (checked by `of`), kept allocated and
+        // writable by the caller's contract above.
+        unsafe { std::slice::from_raw_parts_mut(self.address as *mut u8, self.len) }
     }
 }

@@ -110,19 +110,49 @@ impl Array {
     /// ```
     pub fn read_region_bytes(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
         self.require_fixed_size()?;
-        self.scoped(false, |a| a.read_region_unscoped(offset, shape))
-    }
-
-    fn read_region_unscoped(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
-        if !self.metadata.is_regular() {
-            return self.read_region_rectilinear(offset, shape);
-        }
         let nbytes = self.check_region(offset, shape)?;
         let mut out = super::output::zeroed(nbytes);
+        self.scoped(false, |a| a.read_region_into_unscoped(offset, shape, &mut out))?;
+        Ok(out)
+    }
+
+    /// Read the region `offset..offset+shape` into `out` as C-order little-endian element
+    /// bytes, as [`Array::read_region_bytes`] does, without allocating the output: a caller that
+    /// already holds the destination (a numpy array, a memory map, a reused buffer) saves a copy
+    /// of the region and the fresh pages it would take. Every byte of `out` is written (missing
+    /// chunks as the fill value), whatever it held before. `out` must be exactly the region's
+    /// size (`ArrayError::BufferLength` otherwise, before any chunk is read).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, MemoryStore, Store};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    /// let a = Array::create(store, "/a", ArrayMetadata::new(DataType::UInt16, vec![3], vec![2])).unwrap();
+    /// a.write_region_bytes(&[1], &[2], &[1, 0, 2, 0]).unwrap();
+    /// let mut out = [0xff; 6];
+    /// a.read_region_bytes_into(&[0], &[3], &mut out).unwrap();
+    /// assert_eq!(out, [0, 0, 1, 0, 2, 0]);
+    /// ```
+    pub fn read_region_bytes_into(&self, offset: &[u64], shape: &[u64], out: &mut [u8]) -> Result<(), Error> {
+        self.require_fixed_size()?;
+        let nbytes = self.check_region(offset, shape)?;
+        if out.len() != nbytes {
+            let (expected, given) = (nbytes as u64, out.len() as u64);
+            return Err(ArrayError::BufferLength { array: self.path.to_string(), expected, given }.into());
+        }
+        self.scoped(false, |a| a.read_region_into_unscoped(offset, shape, out))
+    }
+
+    /// `read_region_bytes_into` inside the caller's snapshot, `out` already checked to be the
+    /// region's size.
+    fn read_region_into_unscoped(&self, offset: &[u64], shape: &[u64], out: &mut [u8]) -> Result<(), Error> {
+        if !self.metadata.is_regular() {
+            return self.read_region_rectilinear(offset, shape, out);
+        }
         let parts = self.parts(offset, shape);
         if shape.is_empty() {
             // 0-d: one element, one chunk.
-            return self.read_into(&parts, &mut out, offset, shape, 0).map(|()| out);
+            return self.read_into(&parts, out, offset, shape, 0);
         }
         // Chunks in one row along dimension 0 write one contiguous slab of the output, so the
         // output splits into disjoint slabs that tasks fill in parallel without sharing; each task
@@ -136,7 +166,7 @@ impl Array {
             rest = &rest[n..];
         }
         let mut slabs = Vec::with_capacity(rows.len());
-        let mut remaining = &mut out[..];
+        let mut remaining = out;
         for (lo, row) in &rows {
             let (slab, tail) = remaining.split_at_mut(row[0].size[0] as usize * row_bytes);
             slabs.push((*lo, *row, slab));
@@ -146,8 +176,9 @@ impl Array {
         slabs.into_par_iter().try_for_each(|(lo, row, slab)| {
             let mut slab_shape = shape.to_vec();
             slab_shape[0] = row[0].size[0];
-            if wide {
-                // Few rows: parallelise across the chunks of a row instead.
+            if wide && row.len() > 1 {
+                // Few rows: parallelise across the chunks of a row instead. A row of one chunk
+                // is read in place below, its chunk decoded into per-thread buffers.
                 let batch = rayon::current_num_threads() * READ_BATCH_PER_THREAD;
                 row.chunks(batch).try_for_each(|batch| {
                     let pieces: Vec<ReadPiece> =
@@ -160,8 +191,7 @@ impl Array {
             } else {
                 self.read_into(row, slab, offset, &slab_shape, lo)
             }
-        })?;
-        Ok(out)
+        })
     }
 
     /// Read `parts` one by one into `dst`, a buffer of `dst_shape` whose first row is array row

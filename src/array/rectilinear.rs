@@ -94,10 +94,8 @@ impl Array {
         Ok(Some(chain.decode(encoded).map_err(|source| Error::Codec { key, source })?))
     }
 
-    /// `read_region_bytes` on a rectilinear grid.
-    pub(super) fn read_region_rectilinear(&self, offset: &[u64], shape: &[u64]) -> Result<Vec<u8>, Error> {
-        let nbytes = self.check_region(offset, shape)?;
-        let mut out = super::output::zeroed(nbytes);
+    /// `read_region_bytes_into` on a rectilinear grid (the region and `out` already checked).
+    pub(super) fn read_region_rectilinear(&self, offset: &[u64], shape: &[u64], out: &mut [u8]) -> Result<(), Error> {
         let elem = self.data_type().size();
         for t in self.touched(offset, shape) {
             let start: Vec<u64> = t.lo.iter().zip(offset).map(|(l, o)| l - o).collect();
@@ -106,12 +104,12 @@ impl Array {
                 Some(chunk) => {
                     let in_chunk: Vec<u64> = t.lo.iter().zip(&t.origin).map(|(l, o)| l - o).collect();
                     let src = BoxIn { shape: &t.edges, start: &in_chunk };
-                    copy_box(&chunk, &src, &mut out, &dst, &t.size, elem);
+                    copy_box(&chunk, &src, out, &dst, &t.size, elem);
                 }
-                None => fill_box(&mut out, &dst, &t.size, self.fill_value().as_le_bytes()),
+                None => fill_box(out, &dst, &t.size, self.fill_value().as_le_bytes()),
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `write_region_bytes` on a rectilinear grid (the region already checked).

@@ -115,8 +115,19 @@ class CodecPipeline(_CodecPipeline):
         array = await self._open(region.path if region is not None else None)
         if region is None or array is None:
             return await self.inner.read(batch, out, drop_axes)
-        data = await _in_worker(array.read_region, list(region.offset), list(region.shape))
-        out[...] = np.frombuffer(data, dtype=out.dtype).reshape(region.shape)
+        offset, shape = list(region.offset), list(region.shape)
+        target = out.as_ndarray_like()
+        if (
+            isinstance(target, np.ndarray)
+            and target.flags.c_contiguous
+            and target.flags.writeable
+            and target.size == math.prod(region.shape)
+        ):
+            # zarr-python's output itself (a new C-order array): the engine decodes into it.
+            await _in_worker(array.read_region_into, offset, shape, target.reshape(-1).view(np.uint8))
+        else:
+            data = await _in_worker(array.read_region, offset, shape)
+            out[...] = np.frombuffer(data, dtype=out.dtype).reshape(region.shape)
         # Only read when no caller acts on missing chunks (`_reports_missing`).
         return tuple({"status": "present"} for _ in batch)
 
