@@ -32,10 +32,15 @@ fn open(path: &Path) -> Database {
 /// Keys each writer cycles through: the database stays small however long a writer runs.
 const SLOTS: u64 = 32;
 
-/// Commit `n` of writer `w`: its number, then bytes whose count sends some commits past the log's
-/// capacity (checkpoints) and most through it.
+/// Commit `n` of writer `w`: its number, then bytes whose count sends some commits past a record's
+/// largest size (checkpoints), some large enough to fill the log within a few commits (so that a
+/// commit that does not fit checkpoints too), and most through the log.
 fn value(w: u64, n: u64) -> Vec<u8> {
-    let len = if n % 17 == 5 { 200_000 } else { 3000 + (n % 7) as usize * 1000 };
+    let len = match n % 17 {
+        5 => 1_100_000,
+        11 => 600_000,
+        _ => 3000 + (n % 7) as usize * 1000,
+    };
     let mut value = n.to_le_bytes().to_vec();
     value.extend((0..len).map(|i| (i as u64 ^ (w * 131 + n)) as u8));
     value

@@ -124,6 +124,7 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         multi_writer: options.redb_multi_writer,
         commit_log: options.redb_commit_log,
         read_only: options.read_only,
+        shared_log_capacity: crate::store::SHARED_LOG_CAPACITY,
     };
     let engine: Arc<dyn KvEngine> = match options.backend {
         // A new redb file appears at the path only once it is a whole database (`create.rs`).

@@ -33,7 +33,7 @@ pub(crate) use lmdb::{LmdbEngine, CHECKSUM_FLAG_KEY as LMDB_CHECKSUM_FLAG_KEY};
 pub(crate) use log::fuzzing as log_fuzzing;
 #[cfg(test)]
 pub(crate) use log::LogFile;
-pub(crate) use redb::{is_redb_file, RedbEngine, RedbOptions, REDB_MAGIC};
+pub(crate) use redb::{is_redb_file, RedbEngine, RedbOptions, REDB_MAGIC, SHARED_LOG_CAPACITY};
 pub(crate) use sled::SledEngine;
 
 use std::sync::Arc;

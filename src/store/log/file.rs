@@ -18,6 +18,24 @@ pub(crate) trait LogFile: Send + Sync {
     fn start_writeback(&self, _offset: u64, _len: usize) {}
 }
 
+/// The file grows by this much at a time, written with zeros.
+pub(super) const GROWTH: u64 = 256 << 10;
+
+/// Write zeros into `file` from `from` up to the next multiple of [`GROWTH`] at or past `end`, so
+/// that a record written below it overwrites bytes already there (no sync then changes the
+/// file's length). Returns how far the file is written now.
+pub(super) fn grow_with_zeros(file: &dyn LogFile, from: u64, end: u64) -> io::Result<u64> {
+    let grown = end.div_ceil(GROWTH) * GROWTH;
+    let zeros = vec![0u8; GROWTH as usize];
+    let mut at = from;
+    while at < grown {
+        let n = (grown - at).min(GROWTH) as usize;
+        file.write_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(grown.max(from))
+}
+
 /// The log's storage: a file named by a path (created at its first record, see `identity.rs`),
 /// or given (tests).
 #[derive(Clone)]

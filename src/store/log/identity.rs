@@ -150,7 +150,7 @@ impl Found {
         limit: u64,
         apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
     ) -> Result<(u64, u64), StoreError> {
-        follow(backend, &self.place, self.file.as_ref(), self.start, applied, limit, apply)
+        follow(backend, &self.place, self.file.as_ref(), self.start, applied, limit, apply).map(|f| (f.last, f.end))
     }
 
     /// Remove the file, if its name still names it. Every record in it is held by the database.

@@ -39,22 +39,22 @@ pub(crate) mod fuzzing;
 mod identity;
 mod record;
 mod shared;
+mod tail;
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use file::grow_with_zeros;
 pub(crate) use file::{LogFile, Place};
 pub(crate) use identity::{default_log, find, inode_of, Found, LogName, NAME_KEY};
-use record::{decode, encode, encoded_len, le_u64, Records, HEADER, LARGEST};
-pub(crate) use shared::{fresh_id, Held, SharedLog};
+use record::{decode, encode, encoded_len, erase_header, le_u64, Records, LARGEST};
+pub(crate) use shared::{Held, SharedLog};
 
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;
 
-/// The file grows by this much at a time, written with zeros.
-const GROWTH: u64 = 256 << 10;
 /// The key holding the database id and the sequence number of the last record applied.
 pub(crate) const APPLIED_KEY: &str = "__zarrdb/commit-log";
 
@@ -278,15 +278,7 @@ impl CommitLog {
         if !self.broken {
             return Ok(());
         }
-        Err(StoreError::Engine {
-            backend: self.backend,
-            operation: "commit",
-            key: self.place.describe(),
-            source: "an earlier commit failed after its record was written to the commit log, and the record \
-                     could not be erased, so that commit's outcome is unknown: open the database again (it is \
-                     then applied if its record reached the disk whole) before committing more"
-                .into(),
-        })
+        Err(outcome_unknown(self.backend, &self.place))
     }
 
     /// Lay out the record of `batch`; `true` when the log holds records no durable commit holds
@@ -333,15 +325,7 @@ impl CommitLog {
         let Some(file) = &self.file else { return Err(io::Error::other("the commit log's file is not open")) };
         let end = self.offset + self.record.len() as u64;
         if end > self.prepared {
-            let grown = end.div_ceil(GROWTH) * GROWTH;
-            let zeros = vec![0u8; GROWTH as usize];
-            let mut at = self.prepared;
-            while at < grown {
-                let n = (grown - at).min(GROWTH) as usize;
-                file.write_at(&zeros[..n], at)?;
-                at += n as u64;
-            }
-            self.prepared = grown;
+            self.prepared = grow_with_zeros(file.as_ref(), self.prepared, end)?;
         }
         *begun = true;
         file.write_at(&self.record, self.offset)?;
@@ -359,8 +343,7 @@ impl CommitLog {
     /// record takes its place and its sequence number.
     pub(crate) fn take_back(&mut self) {
         let Some(file) = &self.file else { return };
-        let erased = file.write_at(&[0u8; HEADER], self.offset).and_then(|()| file.sync());
-        if erased.is_err() {
+        if erase_header(file.as_ref(), self.offset).is_err() {
             self.broken = true;
         }
     }
@@ -453,9 +436,19 @@ pub(crate) struct Replayed {
     pub end: u64,
 }
 
+/// How far `follow` went.
+#[derive(Clone, Copy, Debug)]
+struct Followed {
+    /// The sequence number of the last record applied (`applied`'s own when none was).
+    last: u64,
+    /// Where the record after it goes (0 when none was applied).
+    end: u64,
+    /// Where the last record applied starts (0 when none was).
+    last_at: u64,
+}
+
 /// Call `apply` with each record of the log in `file` (at `place`, records from `start`) that
-/// follows `applied`, in order, while it returns `true`. Returns the sequence number of the last
-/// record applied and where the record after it goes.
+/// follows `applied`, in order, while it returns `true`: how far it went.
 fn follow(
     backend: &'static str,
     place: &Place,
@@ -464,30 +457,46 @@ fn follow(
     applied: Applied,
     limit: u64,
     mut apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
-) -> Result<(u64, u64), StoreError> {
+) -> Result<Followed, StoreError> {
     let damaged =
         |what| StoreError::Damaged { backend, operation: "replay the commit log", key: place.describe(), what };
     let mut records = Records::new(file, start).map_err(|e| read_error(backend, place, e))?;
     let mut expected: Option<u64> = None;
-    let (mut last, mut end) = (applied.seq, 0);
-    while let Some((id, seq, payload)) = records.next().map_err(|e| read_error(backend, place, e))? {
+    let mut followed = Followed { last: applied.seq, end: 0, last_at: 0 };
+    loop {
+        let at = records.at;
+        let Some((id, seq, payload)) = records.next().map_err(|e| read_error(backend, place, e))? else { break };
         if id != applied.id || expected.is_some_and(|e| e != seq) || seq > limit {
             break;
         }
         expected = seq.checked_add(1);
-        if seq <= last {
+        if seq <= followed.last {
             continue;
         }
-        if seq != last + 1 {
+        if seq != followed.last + 1 {
             return Err(damaged("records are missing: the log does not continue the database"));
         }
         let batch = decode(&payload).ok_or_else(|| damaged("a record holds a malformed batch"))?;
         if !apply(batch)? {
             break;
         }
-        (last, end) = (seq, records.at);
+        followed = Followed { last: seq, end: records.at, last_at: at };
     }
-    Ok((last, end))
+    Ok(followed)
+}
+
+/// A log whose failed append's record could not be erased refuses further commits: that commit
+/// is applied by the next open if its record reached the disk whole, and not otherwise.
+fn outcome_unknown(backend: &'static str, place: &Place) -> StoreError {
+    StoreError::Engine {
+        backend,
+        operation: "commit",
+        key: place.describe(),
+        source: "an earlier commit failed after its record was written to the commit log, and the record could \
+                 not be erased, so that commit's outcome is unknown: open the database again (it is then applied \
+                 if its record reached the disk whole) before committing more"
+            .into(),
+    }
 }
 
 pub(crate) fn read_error(backend: &'static str, place: &Place, source: io::Error) -> StoreError {

@@ -133,6 +133,13 @@ pub(super) fn le_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// Erase the header of the record at `offset` and sync, so that no reader or replay takes it:
+/// what a writer does when the commit of a record it wrote failed. The next record takes its
+/// place and its sequence number.
+pub(super) fn erase_header(file: &dyn LogFile, offset: u64) -> io::Result<()> {
+    file.write_at(&[0u8; HEADER], offset).and_then(|()| file.sync())
+}
+
 #[cfg(test)]
 mod tests {
     use super::{decode, encode, WriteBatch, HEADER};

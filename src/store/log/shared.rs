@@ -22,13 +22,14 @@ use std::sync::Arc;
 use parking_lot::{ArcMutexGuard, Mutex, RawMutex};
 use rustix::fs::{flock, FlockOperation};
 
+use super::file::grow_with_zeros;
 use super::file::{LogFile, Place};
 use super::identity::{self, inode_of, Found, LogName, Owner};
-use super::record::{encode, encoded_len, HEADER, LARGEST};
-use super::{follow, Applied, GROWTH};
+use super::record::{encode, encoded_len, erase_header, LARGEST};
+use super::tail::{Pending, Tail};
+use super::{follow, outcome_unknown, Applied};
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;
-use crate::store::pending::WriteSet;
 
 /// The writers' lock of one log, for one handle.
 pub(crate) struct LogLock {
@@ -79,76 +80,6 @@ impl Drop for Held {
     }
 }
 
-/// The records of a log that follow what the engine holds.
-pub(crate) struct Pending {
-    /// Their writes, applied in order.
-    pub writes: WriteSet,
-    /// The sequence number of the last (the engine's own when there is none).
-    pub last: u64,
-    /// Where the next record goes (0 when there is none: the log's start).
-    pub end: u64,
-}
-
-/// The records of the log in `file` (records from `start`) that follow `applied`, the position
-/// the engine's snapshot holds: what a read of that snapshot merges over it.
-pub(crate) fn pending(
-    backend: &'static str,
-    place: &Place,
-    file: &dyn LogFile,
-    start: u64,
-    applied: Applied,
-) -> Result<Pending, StoreError> {
-    let mut writes = WriteSet::default();
-    let (last, end) = follow(backend, place, file, start, applied, u64::MAX, |batch| {
-        writes.apply(&batch);
-        Ok(true)
-    })?;
-    Ok(Pending { writes, last, end })
-}
-
-/// A log file read into memory as far as its records are read, in reads of at least
-/// [`WINDOW`] bytes that double: a log's records cost a few reads, not two each.
-struct Windowed<'a> {
-    head: Mutex<Vec<u8>>,
-    file: &'a File,
-    len: u64,
-}
-
-/// The first read of a log's records.
-const WINDOW: u64 = 16 << 10;
-
-impl LogFile for Windowed<'_> {
-    fn len(&self) -> io::Result<u64> {
-        Ok(self.len)
-    }
-
-    fn read_at(&self, out: &mut [u8], offset: u64) -> io::Result<()> {
-        let end = offset.checked_add(out.len() as u64).filter(|&end| end <= self.len);
-        let end = end.ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))?;
-        let mut head = self.head.lock();
-        let have = head.len() as u64;
-        if end > have {
-            let grown = end.max(have * 2).max(WINDOW).min(self.len);
-            head.resize(grown as usize, 0);
-            if let Err(e) = LogFile::read_at(self.file, &mut head[have as usize..], have) {
-                head.truncate(have as usize);
-                return Err(e);
-            }
-        }
-        // Within `len`, which is at most what memory was given for `head`.
-        out.copy_from_slice(&head[offset as usize..end as usize]);
-        Ok(())
-    }
-
-    fn write_at(&self, _data: &[u8], _offset: u64) -> io::Result<()> {
-        Err(io::Error::other("a log being read is not written"))
-    }
-
-    fn sync(&self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The shared log of one database, as one handle holds it.
 pub(crate) struct SharedLog {
     backend: &'static str,
@@ -167,6 +98,8 @@ pub(crate) struct SharedLog {
     prepared: AtomicU64,
     /// A failed append's record could not be taken back: its outcome is unknown until a reopen.
     broken: AtomicBool,
+    /// The records after the engine's position, as this handle last read them.
+    tail: Tail,
 }
 
 impl SharedLog {
@@ -203,6 +136,7 @@ impl SharedLog {
             id,
             prepared: AtomicU64::new(prepared),
             broken: AtomicBool::new(false),
+            tail: Tail::default(),
         }
     }
 
@@ -259,9 +193,7 @@ impl SharedLog {
 
     /// The records after `applied`.
     pub(crate) fn pending(&self, applied: Applied) -> Result<Pending, StoreError> {
-        let len = LogFile::len(&*self.file).map_err(|e| self.error("read the commit log", e))?;
-        let log = Windowed { head: Mutex::new(Vec::new()), file: &self.file, len };
-        pending(self.backend, &self.place, &log, self.start, applied)
+        self.tail.read(self.backend, &self.place, &self.file, self.start, applied)
     }
 
     /// Call `apply` with each record after `applied`, in order (a checkpoint, under the lock).
@@ -272,7 +204,7 @@ impl SharedLog {
         applied: Applied,
         apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
     ) -> Result<u64, StoreError> {
-        follow(self.backend, &self.place, &*self.file, self.start, applied, u64::MAX, apply).map(|(last, _)| last)
+        follow(self.backend, &self.place, &*self.file, self.start, applied, u64::MAX, apply).map(|f| f.last)
     }
 
     /// Write `batch` as the record after `pending` (the records after the engine's position
@@ -315,19 +247,8 @@ impl SharedLog {
             // Another process may have grown it; zeros are written only past what is there, so
             // its records stay.
             let now = LogFile::len(&*self.file)?;
-            if end > now {
-                let grown = end.div_ceil(GROWTH) * GROWTH;
-                let zeros = vec![0u8; GROWTH as usize];
-                let mut at = now;
-                while at < grown {
-                    let n = (grown - at).min(GROWTH) as usize;
-                    LogFile::write_at(&*self.file, &zeros[..n], at)?;
-                    at += n as u64;
-                }
-                self.prepared.store(grown, Ordering::Release);
-            } else {
-                self.prepared.store(now, Ordering::Release);
-            }
+            let prepared = if end > now { grow_with_zeros(&*self.file, now, end)? } else { now };
+            self.prepared.store(prepared, Ordering::Release);
         }
         *begun = true;
         LogFile::write_at(&*self.file, record, offset)?;
@@ -337,8 +258,7 @@ impl SharedLog {
 
     /// Erase the header of the record at `offset`, so that nobody applies it.
     fn take_back(&self, offset: u64) {
-        let erased = LogFile::write_at(&*self.file, &[0u8; HEADER], offset).and_then(|()| self.file.sync_data());
-        if erased.is_err() {
+        if erase_header(&*self.file, offset).is_err() {
             self.broken.store(true, Ordering::Release);
         }
     }
@@ -348,20 +268,22 @@ impl SharedLog {
         if !self.broken.load(Ordering::Acquire) {
             return Ok(());
         }
-        let source = "an earlier commit failed after its record was written to the commit log, and the record \
-                      could not be erased, so that commit's outcome is unknown: open the database again before \
-                      committing more";
-        Err(StoreError::Engine {
-            backend: self.backend,
-            operation: "commit",
-            key: self.describe(),
-            source: source.into(),
-        })
+        Err(outcome_unknown(self.backend, &self.place))
     }
 
     /// Sync the log's file: what was appended without a sync is on the disk once this returns.
     pub(crate) fn sync(&self) -> Result<(), StoreError> {
         self.file.sync_data().map_err(|e| self.error("sync the commit log", e))
+    }
+
+    /// With the lock `held` and every record taken over by the engine, give the file's space
+    /// back: the log starts again at its beginning, and its file grows again as records come.
+    /// A reader meanwhile finds no record where the file ends (`tail::read_up_to`); a crash
+    /// that loses the shrink leaves records the engine already holds, which are skipped.
+    pub(crate) fn shrink(&self, _held: &Held) -> Result<(), StoreError> {
+        self.file.set_len(self.start).map_err(|e| self.error("shrink the commit log", e))?;
+        self.prepared.store(self.start, Ordering::Release);
+        Ok(())
     }
 
     /// Remove the file, if its name still names it (the database holds every record in it).
@@ -380,22 +302,11 @@ impl SharedLog {
     }
 }
 
-/// A fresh database id, for a database that has none yet.
-pub(crate) fn fresh_id() -> u64 {
-    Applied::fresh().id
-}
-
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::sync::Arc;
 
-    use super::{pending, LogLock};
-    use crate::store::kv::WriteBatch;
-    use crate::store::log::file::{LogFile, Place};
-    use crate::store::log::record::encode;
-    use crate::store::log::Applied;
-    use crate::store::pending::Lookup;
+    use super::LogLock;
 
     #[test]
     fn the_lock_excludes_another_description_and_another_thread_until_dropped() {
@@ -411,49 +322,5 @@ mod tests {
         let again = second.try_exclusive().unwrap();
         assert!(again.is_some());
         assert!(first.try_exclusive().unwrap().is_none());
-    }
-
-    fn batch(puts: &[(&str, Option<&[u8]>)], erased: &[&str]) -> WriteBatch {
-        let puts: BTreeMap<String, Option<Vec<u8>>> =
-            puts.iter().map(|(k, v)| ((*k).to_owned(), v.map(<[u8]>::to_vec))).collect();
-        WriteBatch { erased_prefixes: erased.iter().map(|p| (*p).to_owned()).collect(), puts }
-    }
-
-    #[test]
-    fn records_after_the_engines_position_are_gathered_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db-log");
-        let file = std::fs::File::options().read(true).write(true).create_new(true).open(&path).unwrap();
-        let id = 7;
-        let batches = [
-            batch(&[("a/1", Some(b"one")), ("b", Some(b"b"))], &[]),
-            batch(&[("a/2", Some(b"two"))], &[]),
-            batch(&[("a/3", Some(b"three"))], &["a/"]),
-            batch(&[("b", None)], &[]),
-        ];
-        let mut at = 0;
-        let mut record = Vec::new();
-        for (i, b) in batches.iter().enumerate() {
-            encode(&mut record, b, id, i as u64 + 1);
-            file.write_at(&record, at).unwrap();
-            at += record.len() as u64;
-        }
-        // A torn record after them ends the log.
-        encode(&mut record, &batch(&[("z", Some(b"torn"))], &[]), id, 5);
-        file.write_at(&record[..record.len() - 1], at).unwrap();
-        let place = Place::Path(path.clone());
-        // The engine holds records 1 and 2: 3 (which erases a/ and then writes a/3) and 4 follow.
-        let found = pending("redb", &place, &file, 0, Applied { id, seq: 2 }).unwrap();
-        assert_eq!((found.last, found.end), (4, at));
-        assert!(matches!(found.writes.lookup("a/1"), Lookup::Absent));
-        assert!(matches!(found.writes.lookup("a/3"), Lookup::Value(b"three")));
-        assert!(matches!(found.writes.lookup("b"), Lookup::Absent));
-        assert!(matches!(found.writes.lookup("z"), Lookup::Unknown));
-        // Another database's position takes none of them; one past them, none either.
-        let other = pending("redb", &place, &file, 0, Applied { id: 8, seq: 0 }).unwrap();
-        assert!(matches!(other.writes.lookup("a/3"), Lookup::Unknown));
-        let none = pending("redb", &place, &file, 0, Applied { id, seq: 4 }).unwrap();
-        assert_eq!(none.last, 4);
-        assert!(matches!(none.writes.lookup("a/3"), Lookup::Unknown));
     }
 }

@@ -102,7 +102,7 @@ pub(super) fn replay(
 /// Where the file stands, read in a read transaction, and the log found for it (opened for
 /// writing when `writable`) with whether it holds records numbered up to `limit` that the file
 /// lacks.
-pub(super) fn look(
+fn look(
     db: &impl ReadableDatabase,
     at: LogAt<'_>,
     limit: u64,

@@ -13,6 +13,7 @@ mod layout;
 mod log;
 mod overlay;
 mod shared;
+pub(crate) use shared::CAPACITY as SHARED_LOG_CAPACITY;
 mod snapshot;
 mod tables;
 mod upgrade;
@@ -100,6 +101,8 @@ pub(crate) struct RedbEngine {
     /// The commit log the processes of the multi-writer mode share (`shared.rs`); read-only
     /// handles of that mode read it too.
     shared: Option<commit_log::SharedLog>,
+    /// `RedbOptions::shared_log_capacity`.
+    shared_capacity: u64,
 }
 
 /// What commits share, under the engine's commit lock.
@@ -130,6 +133,9 @@ pub(crate) struct RedbOptions {
     /// single-process mode.
     pub commit_log: bool,
     pub read_only: bool,
+    /// How far records may reach in the multi-writer mode's shared log before a checkpoint
+    /// (`shared::CAPACITY` unless a test wants checkpoints often).
+    pub shared_log_capacity: u64,
 }
 
 impl RedbEngine {
@@ -180,7 +186,10 @@ impl RedbEngine {
         let name_log = shared_log && named;
         // The writers of the multi-writer mode share the log: its records are read, not replayed.
         let shared = match name_log {
-            true => Some(unpanicked("open", "", || shared::establish(&db, path)).map_err(opened_error)?),
+            true => Some(
+                unpanicked("open", "", || shared::establish(&db, path, options.shared_log_capacity))
+                    .map_err(opened_error)?,
+            ),
             false => None,
         };
         // Commits the last process made durable only in its log are applied before anything reads.
@@ -304,6 +313,7 @@ impl RedbEngine {
             read_only: options.read_only,
             length_at_open: None,
             shared: None,
+            shared_capacity: options.shared_log_capacity,
         }
     }
 
@@ -317,7 +327,7 @@ impl RedbEngine {
             // Opened by `open_unnamed`: the shared log is named after the file's own name, found
             // by any process that opened the file since it was linked there.
             let db = self.db.get("open the commit log")?;
-            let log = unpanicked("open", "", || shared::establish(&db, path))?;
+            let log = unpanicked("open", "", || shared::establish(&db, path, self.shared_capacity))?;
             drop(db);
             self.shared = Some(log);
             return Ok(());
@@ -531,7 +541,8 @@ impl KvEngine for RedbEngine {
         self.writable("commit")?;
         if let Some(log) = &self.shared {
             let held = log.lock()?;
-            return self.commit_shared(log, &held, &batch, durable);
+            let applied = self.position_for_writing(&held)?;
+            return self.commit_shared(log, &held, applied, &batch, durable);
         }
         // Commits are serialised by the database's writer lock, so this lock never waits.
         let mut commits = self.commits.lock();
@@ -569,8 +580,8 @@ impl KvEngine for RedbEngine {
         if let Some(log) = &self.shared {
             let held = log.lock()?;
             // The snapshot the transaction takes next then shows what its commit will follow.
-            self.position_for_writing(&held)?;
-            return Ok(Some(Box::new(shared::SharedWriter { held, engine: self })));
+            let applied = self.position_for_writing(&held)?;
+            return Ok(Some(Box::new(shared::SharedWriter { held, applied, engine: self })));
         }
         // redb's write transaction excludes other processes' until it commits or drops.
         let txn = self.begin_write()?;
@@ -662,7 +673,11 @@ impl Drop for RedbEngine {
             // The records pending go into the file, so that a copy taken once every process has
             // closed holds them; not while another handle holds the lock (it does so itself).
             if let Ok(Some(held)) = log.try_lock() {
-                let _ = unpanicked("commit", "", || self.checkpoint(log, &held, &WriteBatch::default()));
+                // Its space given back too: a closed database is its file and a log of no records.
+                let checkpointed = unpanicked("commit", "", || self.checkpoint(log, &held, &WriteBatch::default()));
+                if checkpointed.is_ok() {
+                    let _ = log.shrink(&held);
+                }
             } else if self.unsynced.load(Ordering::Acquire) {
                 let _ = log.sync();
             }

@@ -23,22 +23,25 @@ use crate::store::kv::{engine_error, KvSnapshot, KvWriter, WriteBatch};
 use crate::store::log::{default_log, Applied, Held, Position, SharedLog};
 use crate::store::pending::Merged;
 
-/// Where records must end in the shared log: every snapshot reads the log whole, so it is kept
-/// small; a checkpoint starts it again.
-pub(super) const CAPACITY: u64 = 128 << 10;
+/// Where records must end in the shared log; a checkpoint starts it again. Each handle reads the
+/// log whole once and then only what was appended since (`log/tail.rs`), and holds the records'
+/// writes in memory, so this bounds that memory and a new handle's first read; the larger it is,
+/// the fewer checkpoints (two syncs of the file each) commits share.
+pub(crate) const CAPACITY: u64 = 4 << 20;
 
 /// How many times a snapshot is taken again when a checkpoint moved the position while the log
 /// was read: each time means another process committed to redb in between.
 const SNAPSHOT_TRIES: usize = 1000;
 
 /// The database's shared log: found by what the database names, or made and named now (a durable
-/// redb commit, under redb's writer lock). At a writable open in the multi-writer mode.
-pub(super) fn establish(db: &redb::Database, path: &Path) -> Result<SharedLog, StoreError> {
+/// redb commit, under redb's writer lock). At a writable open in the multi-writer mode; records
+/// end within `capacity` bytes of it.
+pub(super) fn establish(db: &redb::Database, path: &Path, capacity: u64) -> Result<SharedLog, StoreError> {
     for _ in 0..SNAPSHOT_TRIES {
         let (seen, found) = find_log(db, LogAt::File(path), true)?;
         let found = match (seen.stored, found) {
             (Some(applied), Some(found)) if found.is_current() => {
-                match SharedLog::new(NAME, found, applied.id, CAPACITY, true) {
+                match SharedLog::new(NAME, found, applied.id, capacity, true) {
                     Some(log) => return Ok(log),
                     None => None,
                 }
@@ -53,7 +56,7 @@ pub(super) fn establish(db: &redb::Database, path: &Path) -> Result<SharedLog, S
             if (stored, &name) != (seen.stored, &seen.name) {
                 None
             } else {
-                let applied = stored.unwrap_or_else(|| Applied { id: crate::store::log::fresh_id(), seq: 0 });
+                let applied = stored.unwrap_or_else(Applied::fresh);
                 let mut last = applied.seq;
                 if let (Some(older), Some(_)) = (&found, stored) {
                     // An older build's log (single-process mode): its records first.
@@ -64,7 +67,7 @@ pub(super) fn establish(db: &redb::Database, path: &Path) -> Result<SharedLog, S
                         })?
                         .0;
                 }
-                let (log, name) = SharedLog::create(NAME, &default_log(path), path, applied.id, CAPACITY)?;
+                let (log, name) = SharedLog::create(NAME, &default_log(path), path, applied.id, capacity)?;
                 let position = Position { applied: Applied { seq: last + 1, ..applied }, name: Some(name) };
                 if let Err(e) = store_position(&position, &mut tables.main, "open the commit log") {
                     log.remove();
@@ -168,7 +171,7 @@ impl RedbEngine {
             if pending.last == applied.seq {
                 return Ok(Arc::new(base));
             }
-            return Ok(Arc::new(Merged { base: Arc::new(base), writes: Arc::new(pending.writes) }));
+            return Ok(Arc::new(Merged { base: Arc::new(base), writes: pending.writes }));
         }
         Err(StoreError::Engine {
             backend: NAME,
@@ -178,16 +181,17 @@ impl RedbEngine {
         })
     }
 
-    /// Commit `batch` with the log's lock `held`: a record of the log when it fits, else a
+    /// Commit `batch` with the log's lock `held`, redb's position read under it being `applied`
+    /// ([`RedbEngine::position_for_writing`]): a record of the log when it fits, else a
     /// checkpoint that takes it too.
     pub(super) fn commit_shared(
         &self,
         log: &SharedLog,
         held: &Held,
+        applied: Applied,
         batch: &WriteBatch,
         durable: bool,
     ) -> Result<(), StoreError> {
-        let applied = self.position_for_writing(held)?;
         let pending = log.pending(applied)?;
         let mut commits = self.commits.lock();
         let sync = durable || commits.last_sync.elapsed() >= FAST_SYNC_INTERVAL;
@@ -256,13 +260,15 @@ pub(super) fn take_over(log: &SharedLog, held: &Held, tables: &mut Tables<'_>) -
 /// the log's lock, from its beginning to its commit, so no other process commits in between.
 pub(super) struct SharedWriter {
     pub(super) held: Held,
+    /// redb's position when the lock was taken: nothing but this writer's commit moves it.
+    pub(super) applied: Applied,
     pub(super) engine: Arc<RedbEngine>,
 }
 
 impl KvWriter for SharedWriter {
     fn commit(self: Box<Self>, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
         let Some(log) = &self.engine.shared else { unreachable!("made only with a shared log") };
-        self.engine.commit_shared(log, &self.held, &batch, durable)
+        self.engine.commit_shared(log, &self.held, self.applied, &batch, durable)
     }
 }
 

@@ -14,8 +14,15 @@ use crate::store::kv::{KvEngine, KvSnapshot, WriteBatch};
 use crate::store::pending::tests::Rng;
 use crate::store::redb::{RedbEngine, RedbOptions};
 
-const MULTI: RedbOptions =
-    RedbOptions { cache_size: None, verify: false, multi_writer: true, commit_log: false, read_only: false };
+const MULTI: RedbOptions = RedbOptions {
+    cache_size: None,
+    verify: false,
+    multi_writer: true,
+    commit_log: false,
+    read_only: false,
+    // Small, so that commits often do not fit and checkpoints start the log again.
+    shared_log_capacity: 128 << 10,
+};
 
 fn open(path: &Path, create: bool) -> Arc<RedbEngine> {
     Arc::new(RedbEngine::open(path, create, MULTI).unwrap())
