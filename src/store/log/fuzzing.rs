@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::file::{LogFile, Place};
 use super::record::{decode, encode, encoded_len, Records};
-use super::{follow, Applied};
+use super::{follow, Applied, From};
 use crate::store::kv::WriteBatch;
 
 /// A log file's bytes in memory.
@@ -61,7 +61,7 @@ pub fn commit_log(bytes: &[u8]) {
     }
     let Some(id) = first_id else { return };
     let place = Place::Path(PathBuf::from("(fuzzed commit log)"));
-    let _ = follow("fuzz", &place, &file, 0, Applied { id, seq: 0 }, u64::MAX, |_batch| Ok(true));
+    let _ = follow("fuzz", &place, &file, From::Start(0), Applied { id, seq: 0 }, u64::MAX, |_batch| Ok(true));
 }
 
 fn assert_same(a: &WriteBatch, b: &WriteBatch) {

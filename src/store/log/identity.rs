@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use super::file::{LogFile, Place};
 use super::record::{le_u32, le_u64, Records};
-use super::{follow, read_error, Applied};
+use super::{follow, read_error, Applied, From};
 use crate::error::StoreError;
 use crate::store::beside;
 use crate::store::kv::WriteBatch;
@@ -150,7 +150,8 @@ impl Found {
         limit: u64,
         apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
     ) -> Result<(u64, u64), StoreError> {
-        follow(backend, &self.place, self.file.as_ref(), self.start, applied, limit, apply).map(|f| (f.last, f.end))
+        follow(backend, &self.place, self.file.as_ref(), From::Start(self.start), applied, limit, apply)
+            .map(|f| (f.last, f.end))
     }
 
     /// Remove the file, if its name still names it. Every record in it is held by the database.

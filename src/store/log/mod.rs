@@ -436,6 +436,17 @@ pub(crate) struct Replayed {
     pub end: u64,
 }
 
+/// Where the records `follow` reads begin.
+#[derive(Clone, Copy, Debug)]
+enum From {
+    /// At the log's start (this offset): records the engine already holds may come first, and
+    /// are skipped (a replay after the engine's last durable commit).
+    Start(u64),
+    /// Here, where the record after the position `follow` is given must be, if there is one:
+    /// whatever else is here (a record of an older round of the log) ends the records at once.
+    Next(u64),
+}
+
 /// How far `follow` went.
 #[derive(Clone, Copy, Debug)]
 struct Followed {
@@ -453,15 +464,18 @@ fn follow(
     backend: &'static str,
     place: &Place,
     file: &dyn LogFile,
-    start: u64,
+    from: From,
     applied: Applied,
     limit: u64,
     mut apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
 ) -> Result<Followed, StoreError> {
     let damaged =
         |what| StoreError::Damaged { backend, operation: "replay the commit log", key: place.describe(), what };
+    let (start, mut expected) = match from {
+        From::Start(start) => (start, None),
+        From::Next(at) => (at, applied.seq.checked_add(1)),
+    };
     let mut records = Records::new(file, start).map_err(|e| read_error(backend, place, e))?;
-    let mut expected: Option<u64> = None;
     let mut followed = Followed { last: applied.seq, end: 0, last_at: 0 };
     loop {
         let at = records.at;

@@ -27,7 +27,7 @@ use super::file::{LogFile, Place};
 use super::identity::{self, inode_of, Found, LogName, Owner};
 use super::record::{encode, encoded_len, erase_header, LARGEST};
 use super::tail::{Pending, Tail};
-use super::{follow, outcome_unknown, Applied};
+use super::{follow, outcome_unknown, Applied, From};
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;
 
@@ -204,7 +204,8 @@ impl SharedLog {
         applied: Applied,
         apply: impl FnMut(WriteBatch) -> Result<bool, StoreError>,
     ) -> Result<u64, StoreError> {
-        follow(self.backend, &self.place, &*self.file, self.start, applied, u64::MAX, apply).map(|f| f.last)
+        follow(self.backend, &self.place, &*self.file, From::Start(self.start), applied, u64::MAX, apply)
+            .map(|f| f.last)
     }
 
     /// Write `batch` as the record after `pending` (the records after the engine's position

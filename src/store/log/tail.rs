@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 
 use super::file::{LogFile, Place};
 use super::record::HEADER;
-use super::{follow, read_error, Applied};
+use super::{follow, read_error, Applied, From};
 use crate::error::StoreError;
 use crate::store::kv::WriteBatch;
 use crate::store::pending::WriteSet;
@@ -46,7 +46,7 @@ pub(crate) fn pending(
     applied: Applied,
 ) -> Result<Pending, StoreError> {
     let mut writes = WriteSet::default();
-    let followed = follow(backend, place, file, start, applied, u64::MAX, |batch| {
+    let followed = follow(backend, place, file, From::Start(start), applied, u64::MAX, |batch| {
         writes.apply(&batch);
         Ok(true)
     })?;
@@ -58,8 +58,9 @@ struct Remembered {
     /// The engine's position the records follow.
     applied: Applied,
     pending: Pending,
-    /// Where the last record starts, and its header as read.
-    last: (u64, [u8; HEADER]),
+    /// Where the last record starts, and its header as read; `None` when none follows
+    /// `applied`.
+    last: Option<(u64, [u8; HEADER])>,
 }
 
 /// The tail of one log as one handle reads it.
@@ -71,9 +72,11 @@ pub(crate) struct Tail {
 impl Tail {
     /// The records of the log in `file` (records from `start`) after `applied`.
     ///
-    /// Records appended since the last read are applied to the writes remembered, in place
-    /// unless a snapshot still holds them (then to a copy): a log of many records costs each
-    /// read what was appended since, not the whole log.
+    /// Once read, the next record after `applied` can only be where the last one read ends, or
+    /// at `start` when there was none (a writer starts the log again then): the next read reads
+    /// there only, and what is there ends the records unless it is that record (whatever older
+    /// round of the log lies beyond is not read again). Records appended since are applied to
+    /// the writes remembered, in place unless a snapshot still holds them (then to a copy).
     pub(crate) fn read(
         &self,
         backend: &'static str,
@@ -87,45 +90,38 @@ impl Tail {
         // Taken out while it is read on, so that its writes can be extended in place; another
         // thread reading meanwhile reads the log whole.
         let known = self.remembered.lock().take().filter(|k| k.applied == applied);
-        let known = match known {
-            Some(known) if still_there(file, len, known.last).map_err(failed)? => Some(known),
-            _ => None,
+        let (mut remembered, from) = match known {
+            Some(known) if still_there(file, len, known.last).map_err(failed)? => {
+                let at = if known.last.is_some() { known.pending.end } else { start };
+                (known, From::Next(at))
+            }
+            _ => {
+                let pending = Pending { writes: Arc::default(), last: applied.seq, end: 0 };
+                (Remembered { applied, pending, last: None }, From::Start(start))
+            }
         };
-        let from = known.as_ref().map_or(start, |k| k.pending.end);
-        let log = Windowed { head: Mutex::new(Vec::new()), file, base: from, len };
-        let after = Applied { seq: known.as_ref().map_or(applied.seq, |k| k.pending.last), ..applied };
+        let (From::Start(at) | From::Next(at)) = from;
+        let log = Windowed { head: Mutex::new(Vec::new()), file, base: at, len };
+        let after = Applied { seq: remembered.pending.last, ..applied };
         let mut batches: Vec<WriteBatch> = Vec::new();
         let followed = follow(backend, place, &log, from, after, u64::MAX, |batch| {
             batches.push(batch);
             Ok(true)
         })?;
-        let mut remembered = match (known, batches.is_empty()) {
-            (Some(known), true) => {
-                let pending = known.pending.clone();
-                self.keep(known);
-                return Ok(pending);
+        if !batches.is_empty() {
+            let writes = Arc::make_mut(&mut remembered.pending.writes);
+            for batch in &batches {
+                writes.apply(batch);
             }
-            (None, true) => return Ok(Pending { writes: Arc::default(), last: applied.seq, end: 0 }),
-            (Some(known), false) => known,
-            (None, false) => Remembered {
-                applied,
-                pending: Pending { writes: Arc::default(), last: applied.seq, end: 0 },
-                last: (0, [0; HEADER]),
-            },
-        };
-        let writes = Arc::make_mut(&mut remembered.pending.writes);
-        for batch in &batches {
-            writes.apply(batch);
+            let mut header = [0u8; HEADER];
+            log.read_at(&mut header, followed.last_at).map_err(failed)?;
+            (remembered.pending.last, remembered.pending.end) = (followed.last, followed.end);
+            remembered.last = Some((followed.last_at, header));
         }
-        let mut header = [0u8; HEADER];
-        log.read_at(&mut header, followed.last_at).map_err(failed)?;
-        (remembered.pending.last, remembered.pending.end) = (followed.last, followed.end);
-        remembered.last = (followed.last_at, header);
         let pending = remembered.pending.clone();
         self.keep(remembered);
         Ok(pending)
     }
-
     /// Remember `read`, unless another thread remembered a read meanwhile (either is valid).
     fn keep(&self, read: Remembered) {
         let mut slot = self.remembered.lock();
@@ -135,8 +131,10 @@ impl Tail {
     }
 }
 
-/// Whether the record remembered last is still in the log as it was read.
-fn still_there(file: &File, len: u64, (at, header): (u64, [u8; HEADER])) -> io::Result<bool> {
+/// Whether the record remembered last is still in the log as it was read (there is nothing to
+/// check when none was).
+fn still_there(file: &File, len: u64, last: Option<(u64, [u8; HEADER])>) -> io::Result<bool> {
+    let Some((at, header)) = last else { return Ok(true) };
     if len.saturating_sub(at) < HEADER as u64 {
         return Ok(false);
     }
