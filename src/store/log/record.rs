@@ -32,7 +32,12 @@ impl<'a> Records<'a> {
         if self.len.saturating_sub(self.at) < HEADER as u64 {
             return Ok(None);
         }
-        self.file.read_at(&mut header, self.at)?;
+        match self.file.read_at(&mut header, self.at) {
+            // The file ends sooner than when the read began: a writer cut the log (every record
+            // was in the engine then), and the records end where it was cut.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+            read => read?,
+        }
         let (magic, size) = (le_u32(&header, 0), le_u32(&header, 4));
         let (id, seq, crc) = (le_u64(&header, 8), le_u64(&header, 16), le_u32(&header, 24));
         let (Some(MAGIC), Some(size), Some(id), Some(seq), Some(crc)) = (magic, size, id, seq, crc) else {
@@ -44,7 +49,10 @@ impl<'a> Records<'a> {
             return Ok(None);
         }
         let mut payload = vec![0u8; size];
-        self.file.read_at(&mut payload, self.at + HEADER as u64)?;
+        match self.file.read_at(&mut payload, self.at + HEADER as u64) {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+            read => read?,
+        }
         if crc32c::crc32c_append(crc32c::crc32c(&header[..24]), &payload) != crc {
             return Ok(None);
         }
@@ -142,7 +150,9 @@ pub(super) fn erase_header(file: &dyn LogFile, offset: u64) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode, encode, WriteBatch, HEADER};
+    use std::os::unix::fs::FileExt;
+
+    use super::{decode, encode, Records, WriteBatch, HEADER};
 
     #[test]
     fn a_record_holds_its_batch() {
@@ -164,5 +174,28 @@ mod tests {
         let mut longer = record[HEADER..].to_vec();
         longer.push(0);
         assert!(decode(&longer).is_none());
+    }
+
+    #[test]
+    fn records_end_where_a_file_cut_while_read_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let file =
+            std::fs::File::options().read(true).write(true).create_new(true).open(dir.path().join("log")).unwrap();
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        let mut batch = WriteBatch::default();
+        batch.puts.insert("k".into(), Some(vec![7; 100]));
+        encode(&mut first, &batch, 3, 1);
+        encode(&mut second, &batch, 3, 2);
+        file.write_all_at(&first, 0).unwrap();
+        file.write_all_at(&second, first.len() as u64).unwrap();
+        let mut records = Records::new(&file, 0).unwrap();
+        assert_eq!(records.next().unwrap().map(|(_, seq, _)| seq), Some(1));
+        // Cut in the middle of the second record's header, then at the end of the first.
+        file.set_len(first.len() as u64 + 10).unwrap();
+        assert!(records.next().unwrap().is_none(), "a header cut short ends the records");
+        let mut again = Records::new(&file, 0).unwrap();
+        assert_eq!(again.next().unwrap().map(|(_, seq, _)| seq), Some(1));
+        file.set_len(first.len() as u64).unwrap();
+        assert!(again.next().unwrap().is_none(), "a file that ends sooner than it did ends the records");
     }
 }

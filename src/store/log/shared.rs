@@ -244,7 +244,13 @@ impl SharedLog {
 
     fn write_record(&self, record: &[u8], offset: u64, begun: &mut bool) -> io::Result<()> {
         let end = offset + record.len() as u64;
-        if end > self.prepared.load(Ordering::Acquire) {
+        // A new round of the log: another process may have cut the file since this handle last
+        // grew it (`shrink`), and writing past its end would leave every sync to change its length.
+        let prepared = match offset == self.start {
+            true => LogFile::len(&*self.file)?.min(self.prepared.load(Ordering::Acquire)),
+            false => self.prepared.load(Ordering::Acquire),
+        };
+        if end > prepared {
             // Another process may have grown it; zeros are written only past what is there, so
             // its records stay.
             let now = LogFile::len(&*self.file)?;

@@ -109,6 +109,20 @@ impl Tail {
             Ok(true)
         })?;
         if !batches.is_empty() {
+            // Read without the lock, the records may be from different moments: a record read
+            // first, then erased by its failed append and another written in its place, and a
+            // record read next that followed that other one. Remembered, such a mix would stand
+            // until the position moves, so it is remembered only if the bytes read, and the last
+            // record remembered before, are still as they were read.
+            let stable = still_there(file, len, remembered.last).map_err(failed)?
+                && log.unchanged(at, followed.end).map_err(failed)?;
+            if !stable {
+                let mut writes = (*remembered.pending.writes).clone();
+                for batch in &batches {
+                    writes.apply(batch);
+                }
+                return Ok(Pending { writes: Arc::new(writes), last: followed.last, end: followed.end });
+            }
             let writes = Arc::make_mut(&mut remembered.pending.writes);
             for batch in &batches {
                 writes.apply(batch);
@@ -171,6 +185,19 @@ struct Windowed<'a> {
 
 /// The first read of a log's records.
 const WINDOW: u64 = 16 << 10;
+
+impl Windowed<'_> {
+    /// Whether the file's bytes `from..to` (read before) are the same now.
+    fn unchanged(&self, from: u64, to: u64) -> io::Result<bool> {
+        let head = self.head.lock();
+        let (Some(start), Some(end)) = (from.checked_sub(self.base), to.checked_sub(self.base)) else {
+            return Ok(false);
+        };
+        let Some(before) = head.get(start as usize..end as usize) else { return Ok(false) };
+        let mut now = vec![0u8; before.len()];
+        Ok(read_up_to(self.file, &mut now, from)? == now.len() && now == before)
+    }
+}
 
 impl LogFile for Windowed<'_> {
     fn len(&self) -> io::Result<u64> {

@@ -675,8 +675,11 @@ impl Drop for RedbEngine {
             if let Ok(Some(held)) = log.try_lock() {
                 // Its space given back too: a closed database is its file and a log of no records.
                 let checkpointed = unpanicked("commit", "", || self.checkpoint(log, &held, &WriteBatch::default()));
-                if checkpointed.is_ok() {
-                    let _ = log.shrink(&held);
+                match checkpointed {
+                    Ok(()) => drop(log.shrink(&held)),
+                    // Its fast commits stay in the log, synced, for the next checkpoint.
+                    Err(_) if self.unsynced.load(Ordering::Acquire) => drop(log.sync()),
+                    Err(_) => {}
                 }
             } else if self.unsynced.load(Ordering::Acquire) {
                 let _ = log.sync();
