@@ -4,9 +4,12 @@
 //! a 0-d array all read into a buffer of garbage equal to a model kept here; a buffer of the
 //! wrong size is refused before anything is written to it.
 
+#[path = "common/shard_codecs.rs"]
+mod shard_codecs;
+
 use serde_json::json;
 use zarrdb::error::ArrayError;
-use zarrdb::metadata::{FillValue, NamedConfig};
+use zarrdb::metadata::FillValue;
 use zarrdb::{Array, ArrayMetadata, DataType, Database, Error};
 
 const FILL: i32 = -7;
@@ -19,13 +22,7 @@ fn with_fill(mut meta: ArrayMetadata) -> ArrayMetadata {
 
 fn sharded(shape: [u64; 2], shard: [u64; 2], inner: [u64; 2]) -> ArrayMetadata {
     let mut meta = with_fill(ArrayMetadata::new(DataType::Int32, shape.to_vec(), shard.to_vec()));
-    let codecs = json!([{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": inner,
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                   {"name": "zstd", "configuration": {"level": 1, "checksum": false}}],
-        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-        "index_location": "end"}}]);
-    meta.codecs = NamedConfig::parse_list(&codecs).expect("valid codecs");
+    meta.codecs = shard_codecs::zstd_shards(&inner);
     meta
 }
 

@@ -3,10 +3,12 @@
 //! do not sit side by side, and damaged shards take the other paths. Every read is checked
 //! against the written values, computed here element by element, on redb, LMDB and memory.
 
+#[path = "common/shard_codecs.rs"]
+mod shard_codecs;
+
 use std::sync::Arc;
 
-use serde_json::json;
-use zarrdb::metadata::{FillValue, NamedConfig};
+use zarrdb::metadata::FillValue;
 use zarrdb::store::{ReadableStore, WritableStore};
 use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error, MemoryStore, Store};
 
@@ -18,13 +20,7 @@ const FILL: f32 = -1.5;
 fn metadata(shape: &[u64], shard: &[u64], inner: &[u64]) -> ArrayMetadata {
     let mut meta = ArrayMetadata::new(DataType::Float32, shape.to_vec(), shard.to_vec());
     meta.fill_value = FillValue::from_le_bytes(FILL.to_le_bytes().to_vec());
-    let codecs = json!([{"name": "sharding_indexed", "configuration": {
-        "chunk_shape": inner,
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                   {"name": "zstd", "configuration": {"level": 1, "checksum": false}}],
-        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
-        "index_location": "end"}}]);
-    meta.codecs = NamedConfig::parse_list(&codecs).expect("valid codecs");
+    meta.codecs = shard_codecs::zstd_shards(inner);
     meta
 }
 

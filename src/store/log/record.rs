@@ -26,17 +26,24 @@ impl<'a> Records<'a> {
         Ok(Records { file, len, at: start })
     }
 
+    /// Fill `out` from `offset`; `false` when the file ends sooner than when the records were
+    /// begun: a writer cut the log (every record was in the engine then), and the records end
+    /// where it was cut.
+    fn read_at(&self, out: &mut [u8], offset: u64) -> io::Result<bool> {
+        match self.file.read_at(out, offset) {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            read => read.map(|()| true),
+        }
+    }
+
     /// The next whole record: database id, sequence number and payload.
     pub(super) fn next(&mut self) -> io::Result<Option<(u64, u64, Vec<u8>)>> {
         let mut header = [0u8; HEADER];
         if self.len.saturating_sub(self.at) < HEADER as u64 {
             return Ok(None);
         }
-        match self.file.read_at(&mut header, self.at) {
-            // The file ends sooner than when the read began: a writer cut the log (every record
-            // was in the engine then), and the records end where it was cut.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-            read => read?,
+        if !self.read_at(&mut header, self.at)? {
+            return Ok(None);
         }
         let (magic, size) = (le_u32(&header, 0), le_u32(&header, 4));
         let (id, seq, crc) = (le_u64(&header, 8), le_u64(&header, 16), le_u32(&header, 24));
@@ -49,9 +56,8 @@ impl<'a> Records<'a> {
             return Ok(None);
         }
         let mut payload = vec![0u8; size];
-        match self.file.read_at(&mut payload, self.at + HEADER as u64) {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-            read => read?,
+        if !self.read_at(&mut payload, self.at + HEADER as u64)? {
+            return Ok(None);
         }
         if crc32c::crc32c_append(crc32c::crc32c(&header[..24]), &payload) != crc {
             return Ok(None);

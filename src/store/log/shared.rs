@@ -244,13 +244,10 @@ impl SharedLog {
 
     fn write_record(&self, record: &[u8], offset: u64, begun: &mut bool) -> io::Result<()> {
         let end = offset + record.len() as u64;
-        // A new round of the log: another process may have cut the file since this handle last
-        // grew it (`shrink`), and writing past its end would leave every sync to change its length.
-        let prepared = match offset == self.start {
-            true => LogFile::len(&*self.file)?.min(self.prepared.load(Ordering::Acquire)),
-            false => self.prepared.load(Ordering::Acquire),
-        };
-        if end > prepared {
+        // A new round of the log looks at the file again: another process may have cut it since
+        // this handle last grew it (`shrink`), and writing past its end would leave every sync to
+        // change its length.
+        if offset == self.start || end > self.prepared.load(Ordering::Acquire) {
             // Another process may have grown it; zeros are written only past what is there, so
             // its records stay.
             let now = LogFile::len(&*self.file)?;

@@ -116,16 +116,13 @@ impl Tail {
             // record remembered before, are still as they were read.
             let stable = still_there(file, len, remembered.last).map_err(failed)?
                 && log.unchanged(at, followed.end).map_err(failed)?;
-            if !stable {
-                let mut writes = (*remembered.pending.writes).clone();
-                for batch in &batches {
-                    writes.apply(batch);
-                }
-                return Ok(Pending { writes: Arc::new(writes), last: followed.last, end: followed.end });
-            }
             let writes = Arc::make_mut(&mut remembered.pending.writes);
             for batch in &batches {
                 writes.apply(batch);
+            }
+            if !stable {
+                // Returned, not kept: the next read reads the log whole.
+                return Ok(Pending { last: followed.last, end: followed.end, ..remembered.pending });
             }
             let mut header = [0u8; HEADER];
             log.read_at(&mut header, followed.last_at).map_err(failed)?;
