@@ -3,12 +3,15 @@
 //! assignment or a read, and when that selection is one box of a fixed-size array, the pipeline
 //! passes it here instead of encoding and storing chunk by chunk in Python.
 
+use std::sync::Arc;
+
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use zarrdb::Array;
 
 use crate::errors::to_py;
+use crate::registry::{Entry, Followed};
 use crate::value::Value;
 
 /// An array opened on a `Store` (the auto-commit store, a transaction's or a snapshot's).
@@ -18,12 +21,36 @@ type ScatteredChunk = (Vec<u64>, Option<PyBuffer<u8>>, PyBuffer<u8>);
 
 #[pyclass(frozen, module = "zarrdb._native")]
 pub(crate) struct NativeArray {
-    array: Array,
+    opened: Opened,
+}
+
+enum Opened {
+    /// On a transaction's or a snapshot's store, which holds its handle for as long as it lives.
+    Fixed(Arc<Array>),
+    /// On the auto-commit store: of whichever handle the database has now, so that an array
+    /// kept between reads (`zarrdb.CodecPipeline` keeps them) never holds a read-only handle
+    /// that a writable store of the process must replace (`registry::Entry::upgrade`).
+    Following { entry: Arc<Entry>, path: String, array: Arc<Followed> },
 }
 
 impl NativeArray {
-    pub(crate) fn new(array: Array) -> NativeArray {
-        NativeArray { array }
+    /// An array opened on a transaction's or a snapshot's store.
+    pub(crate) fn fixed(array: Array) -> NativeArray {
+        NativeArray { opened: Opened::Fixed(Arc::new(array)) }
+    }
+
+    /// The array at `path` on the auto-commit store of `entry`'s current handle.
+    pub(crate) fn following(entry: Arc<Entry>, path: &str) -> Result<NativeArray, zarrdb::Error> {
+        let array = Arc::new(Followed::default());
+        entry.followed(&array, |store| Array::open(store, path))?;
+        Ok(NativeArray { opened: Opened::Following { entry, path: path.to_owned(), array } })
+    }
+
+    fn array(&self) -> Result<Arc<Array>, zarrdb::Error> {
+        match &self.opened {
+            Opened::Fixed(array) => Ok(array.clone()),
+            Opened::Following { entry, path, array } => entry.followed(array, |store| Array::open(store, path)),
+        }
     }
 }
 
@@ -31,21 +58,21 @@ impl NativeArray {
 impl NativeArray {
     /// Whether every element has the same size (region reads and writes need it).
     #[getter]
-    fn fixed_size(&self) -> bool {
-        !self.array.data_type().is_variable_length()
+    fn fixed_size(&self) -> PyResult<bool> {
+        Ok(!self.array().map_err(to_py)?.data_type().is_variable_length())
     }
 
     /// Whether zarrdb can run every codec of the array (and its chunks are within the size it
     /// decodes): region reads and writes need it.
     #[getter]
-    fn runnable(&self) -> bool {
-        self.array.check_codecs().is_ok()
+    fn runnable(&self) -> PyResult<bool> {
+        Ok(self.array().map_err(to_py)?.check_codecs().is_ok())
     }
 
     /// The region `offset..offset+shape` as C-order little-endian element bytes; chunks not
     /// stored read as the fill value.
     fn read_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>) -> PyResult<Value> {
-        let bytes = py.detach(|| self.array.read_region_bytes(&offset, &shape)).map_err(to_py)?;
+        let bytes = py.detach(|| self.array()?.read_region_bytes(&offset, &shape)).map_err(to_py)?;
         Ok(Value::new(bytes))
     }
 
@@ -59,7 +86,8 @@ impl NativeArray {
         let target = Bytes::of(&out, "read_region_into")?;
         // SAFETY: see `Bytes::get_mut`: `out` is exported and writable (checked above) and
         // stays alive until after the call, dropped below.
-        let read = py.detach(move || self.array.read_region_bytes_into(&offset, &shape, unsafe { target.get_mut() }));
+        let read =
+            py.detach(move || self.array()?.read_region_bytes_into(&offset, &shape, unsafe { target.get_mut() }));
         drop(out);
         read.map_err(to_py)
     }
@@ -73,7 +101,7 @@ impl NativeArray {
     /// place: a 268 MB array copied into `bytes` first cost 0.4 s of a 1.7 s write.
     fn write_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>, data: PyBuffer<u8>) -> PyResult<()> {
         let bytes = Bytes::of(&data, "write_region")?;
-        let written = py.detach(move || self.array.write_region_bytes(&offset, &shape, bytes.get()));
+        let written = py.detach(move || self.array()?.write_region_bytes(&offset, &shape, bytes.get()));
         drop(data);
         written.map_err(to_py)
     }
@@ -111,7 +139,7 @@ impl NativeArray {
                     values: values.get(),
                 })
                 .collect();
-            self.array.write_scattered(&elements)
+            self.array()?.write_scattered(&elements)
         });
         drop(chunks);
         written.map_err(to_py)

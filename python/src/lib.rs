@@ -225,8 +225,11 @@ impl NativeStore {
 
     /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call.
     fn open_array(&self, py: Python<'_>, path: &str) -> PyResult<array::NativeArray> {
-        let array = py.detach(|| zarrdb::Array::open(self.store()?, path)).map_err(to_py)?;
-        Ok(array::NativeArray::new(array))
+        py.detach(|| match &self.store {
+            Some(store) => Ok(array::NativeArray::fixed(zarrdb::Array::open(store.clone(), path)?)),
+            None => array::NativeArray::following(self.db.clone(), path),
+        })
+        .map_err(to_py)
     }
 
     /// Whether `submit` takes `key` on this store.

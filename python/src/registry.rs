@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use zarrdb::error::OpenError;
-use zarrdb::{Backend, Database, DatabaseBuilder, Durability, Store};
+use zarrdb::{Array, Backend, Database, DatabaseBuilder, Durability, Store};
 
 use crate::submit::Submitter;
 
@@ -40,7 +40,15 @@ pub(crate) struct Entry {
     path: PathBuf,
     /// The sets submitted without waiting (`submit.rs`).
     pub(crate) submitter: Submitter,
+    /// Arrays opened on the auto-commit store (`array.rs`), let go by an upgrade so that they do
+    /// not keep the read-only handle open; each opens itself again on its next use.
+    followers: Mutex<Vec<Weak<Followed>>>,
 }
+
+/// An array of the current handle, or `None` once an upgrade let it go. Reads take a clone of
+/// the `Arc` and run without the lock, so that threads reading one array do not wait for
+/// each other; a read in flight keeps its handle until it returns, which the upgrade waits for.
+pub(crate) type Followed = RwLock<Option<Arc<Array>>>;
 
 struct Slot {
     /// `None` only after an upgrade failed and the read-only handle could not be opened again.
@@ -53,19 +61,25 @@ struct Slot {
     lost: Option<String>,
 }
 
+impl Slot {
+    /// The handle, or why there is none (`path` names the database).
+    fn handle(&self, path: &Path) -> Result<&Database, zarrdb::Error> {
+        self.db.as_ref().ok_or_else(|| {
+            OpenError::Engine {
+                path: path.display().to_string(),
+                backend: "zarrdb",
+                source: self.lost.clone().unwrap_or_default().into(),
+            }
+            .into()
+        })
+    }
+}
+
 impl Entry {
     /// The database's current handle.
     pub(crate) fn db(&self) -> Result<Database, zarrdb::Error> {
         let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
-        match &slot.db {
-            Some(db) => Ok(db.clone()),
-            None => Err(OpenError::Engine {
-                path: self.path.display().to_string(),
-                backend: "zarrdb",
-                source: slot.lost.clone().unwrap_or_default().into(),
-            }
-            .into()),
-        }
+        slot.handle(&self.path).cloned()
     }
 
     /// The auto-commit store of the current handle.
@@ -77,15 +91,42 @@ impl Entry {
         self.slot.read().unwrap_or_else(PoisonError::into_inner).read_only
     }
 
+    /// The array `followed` holds, opened by `open` on the auto-commit store of the current
+    /// handle when an upgrade let it go (or it was never opened); it is let go again by the next
+    /// upgrade. Opened with the slot held, so an upgrade cannot let the arrays go between the
+    /// open and this array's being known to it.
+    pub(crate) fn followed(
+        &self,
+        followed: &Arc<Followed>,
+        open: impl FnOnce(Arc<dyn Store>) -> Result<Array, zarrdb::Error>,
+    ) -> Result<Arc<Array>, zarrdb::Error> {
+        if let Some(array) = followed.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            return Ok(array.clone());
+        }
+        let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
+        let db = slot.handle(&self.path)?;
+        let mut held = followed.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(array) = held.as_ref() {
+            return Ok(array.clone());
+        }
+        let array = Arc::new(open(db.store())?);
+        *held = Some(array.clone());
+        let mut followers = self.followers.lock().unwrap_or_else(PoisonError::into_inner);
+        followers.retain(|f| f.strong_count() > 0);
+        followers.push(Arc::downgrade(followed));
+        Ok(array)
+    }
+
     fn backend(&self) -> Option<Backend> {
         self.slot.read().unwrap_or_else(PoisonError::into_inner).db.as_ref().map(Database::backend)
     }
 
     /// Replace a read-only handle by one opened with `builder` for writing. The read-only handle
     /// must be closed first (its locks exclude the writer's), so this waits, for at most
-    /// `UPGRADE_WAIT`, until nothing but the entry uses it: reads in flight end, but a snapshot of a
-    /// read-only store (or an array opened through one) keeps it, and then the writable open is
-    /// refused. Stores of the entry wait meanwhile and then use the new handle.
+    /// `UPGRADE_WAIT`, until nothing but the entry uses it: arrays opened on the auto-commit store
+    /// let it go and reads in flight end, but a snapshot of a read-only store (or an array opened
+    /// through one) keeps it, and then the writable open is refused. Stores and arrays of the
+    /// entry wait meanwhile and then use the new handle.
     fn upgrade(&self, path: &Path, create: bool, builder: &DatabaseBuilder) -> Result<(), zarrdb::Error> {
         let mut slot = self.slot.write().unwrap_or_else(PoisonError::into_inner);
         if !slot.read_only {
@@ -99,6 +140,12 @@ impl Entry {
             slot.lost = None;
             return Ok(());
         };
+        // Taken while the slot is held for writing: an array opening itself again meanwhile
+        // waits for the slot and gets the new handle.
+        let followers = std::mem::take(&mut *self.followers.lock().unwrap_or_else(PoisonError::into_inner));
+        for array in followers.iter().filter_map(Weak::upgrade) {
+            *array.write().unwrap_or_else(PoisonError::into_inner) = None;
+        }
         let deadline = Instant::now() + UPGRADE_WAIT;
         while !old.is_sole_handle() {
             if Instant::now() >= deadline {
@@ -244,6 +291,7 @@ pub(crate) fn open(
         slot: RwLock::new(Slot { db: Some(db), read_only, builder, lost: None }),
         path: path.to_path_buf(),
         submitter: Submitter::default(),
+        followers: Mutex::default(),
     });
     // After the open: a database created just now has an inode from here on.
     for id in identities(path) {

@@ -296,12 +296,13 @@ class CodecPipeline(_CodecPipeline):
         if handle is None:
             return None
         # An array opened before is used again while its document is byte for byte the one it
-        # was opened from: one small read on this thread instead of a thread hop and a parse per
-        # assignment (a loop of chunk-sized assignments paid both for every chunk). A document
-        # changed since (resized, erased and made again) opens the array afresh. A read-only
-        # store keeps none: a cached array would hold its read-only handle open, which a writable
-        # store of the same database opened later in the process must replace.
-        cacheable = not store._fixed and not store.read_only
+        # was opened from: one small read on this thread instead of a thread hop, an open (a
+        # read per node on its path) and a parse per assignment or read (a loop of chunk-sized
+        # assignments, or xarray loading chunk by chunk, paid them for every chunk). A document
+        # changed since (resized, erased and made again) opens the array afresh. The arrays of a
+        # read-only store follow the database's handle: a writable store of the same database
+        # opened later in the process replaces it, and they let it go (`registry.rs`).
+        cacheable = not store._fixed
         document = handle.get(_document_key(path)) if cacheable else None
         if document is not None:
             cached = store._arrays.get(path)

@@ -252,8 +252,9 @@ class ZarrdbStore(Store):
     _native_store: _native.Store | None
     # A snapshot or transaction store: fixed at creation, never reopened by path.
     _fixed: bool
-    # zarrdb.CodecPipeline's arrays opened on this store, by path, with the document each was
-    # opened from (`_pipeline.CodecPipeline._open`); dropped with the handle.
+    # zarrdb.CodecPipeline's arrays opened on this store (and its `with_read_only` views), by
+    # path, with the document each was opened from (`_pipeline.CodecPipeline._open`); dropped
+    # with the handle.
     _arrays: dict[str, tuple[bytes, Any]]
 
     def __init__(
@@ -412,7 +413,7 @@ class ZarrdbStore(Store):
             if not read_only and not native.writable:
                 raise ValueError("a snapshot is read-only: it cannot be made writable")
             return ZarrdbStore._over(self.path, native, read_only=read_only)
-        return type(self)(
+        other = type(self)(
             self.path,
             read_only=read_only,
             backend=self._backend,
@@ -422,6 +423,10 @@ class ZarrdbStore(Store):
             cache_size=self._cache_size,
             commit_log=self._commit_log,
         )
+        # zarr-python asks for a read-only view on every open with mode="r": the views share
+        # the arrays kept for the pipeline, which follow the database's one handle either way.
+        other._arrays = self._arrays
+        return other
 
     # -- identity ------------------------------------------------------------------------------
 
