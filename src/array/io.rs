@@ -172,10 +172,22 @@ impl Array {
             slabs.push((*lo, *row, slab));
             remaining = tail;
         }
-        let wide = slabs.len() < rayon::current_num_threads();
-        slabs.into_par_iter().try_for_each(|(lo, row, slab)| {
+        let slab_shape = |row: &[Part]| {
             let mut slab_shape = shape.to_vec();
             slab_shape[0] = row[0].size[0];
+            slab_shape
+        };
+        if parts.len() == 1 || self.parts_are_cheap(parts.len()) {
+            // One chunk has nothing to share out, and a few small ones less than the hop to the
+            // pool and back costs; the pool's workers, woken for them, then spin beside the
+            // caller's other threads (`parts_are_cheap`).
+            return slabs
+                .into_iter()
+                .try_for_each(|(lo, row, slab)| self.read_into(row, slab, offset, &slab_shape(row), lo));
+        }
+        let wide = slabs.len() < rayon::current_num_threads();
+        slabs.into_par_iter().try_for_each(|(lo, row, slab)| {
+            let slab_shape = slab_shape(row);
             if wide && row.len() > 1 {
                 // Few rows: parallelise across the chunks of a row instead. A row of one chunk
                 // is read in place below, its chunk decoded into per-thread buffers.
@@ -376,19 +388,15 @@ impl Array {
         parts.par_iter().try_for_each(|part| self.write_part(part, offset, shape, bytes))
     }
 
-    /// Whether read-modify-writing `parts` chunks is too little work to hand to the pool: a few
-    /// chunks without compression are a few memory copies each (microseconds), less than waking
-    /// a pool thread and joining it costs, and a thread of its own per writer scales better than
-    /// writers that all queue their chunks on the one pool. Measured with `zarrdb bench
-    /// --workload concurrent_unaligned` (one writer, 256x256 float32 chunks in memory): 12,100
-    /// writes/s through the pool, 19,300-22,300 on the calling thread.
-    ///
-    /// Compressed chunks up to 1 MiB in all stay too: decoding and encoding them takes a few
-    /// hundred microseconds, and the pool's idle workers spin (yielding the CPU) after each
-    /// such job, taking the cores other writers need. Measured with the same workload on redb
-    /// (zstd, durable; docs/benchmarks.md, "Group commit wake-ups"): one writer 3,000-3,640
-    /// writes/s through the pool, 3,560-3,810 on the calling thread; two writers 4,070-4,700
-    /// and 4,530-5,240.
+    /// Whether reading or read-modify-writing `parts` chunks is too little work to hand to the
+    /// pool: a few chunks without compression are a few memory copies each, less than waking a
+    /// pool thread and joining it costs, and a thread of its own per caller scales better than
+    /// callers that all queue their chunks on the one pool. Compressed chunks up to 1 MiB in all
+    /// stay too: decoding or encoding them takes a few hundred microseconds, and the pool's idle
+    /// workers spin (yielding the CPU) after each such job, taking the cores the callers' other
+    /// threads need. docs/benchmarks.md, "Group commit wake-ups" (`zarrdb bench --workload
+    /// concurrent_unaligned`) and "Reads on the calling thread" (zarr-python reading through
+    /// xarray and dask).
     pub(super) fn parts_are_cheap(&self, parts: usize) -> bool {
         const MAX_PARTS: usize = 4;
         const MAX_BYTES: u64 = 4 << 20;
