@@ -8,9 +8,10 @@ use std::sync::Arc;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use zarrdb::metadata::ArrayMetadata;
 use zarrdb::Array;
 
-use crate::errors::to_py;
+use crate::errors::{array_changed, to_py};
 use crate::registry::{Entry, Followed};
 use crate::value::Value;
 
@@ -22,6 +23,10 @@ type ScatteredChunk = (Vec<u64>, Option<PyBuffer<u8>>, PyBuffer<u8>);
 #[pyclass(frozen, module = "zarrdb._native")]
 pub(crate) struct NativeArray {
     opened: Opened,
+    /// Whether every element has the same size, known at the open.
+    fixed_size: bool,
+    /// Whether zarrdb runs every codec of the array, known at the open.
+    runnable: bool,
 }
 
 enum Opened {
@@ -29,27 +34,74 @@ enum Opened {
     Fixed(Arc<Array>),
     /// On the auto-commit store: of whichever handle the database has now, so that an array
     /// kept between reads (`zarrdb.CodecPipeline` keeps them) never holds a read-only handle
-    /// that a writable store of the process must replace (`registry::Entry::upgrade`).
-    Following { entry: Arc<Entry>, path: String, array: Arc<Followed> },
+    /// that a writable store of the process must replace (`registry::Entry::upgrade`). Opened
+    /// again after an upgrade, it must find the metadata it was first opened with: the caller
+    /// keeps it as the array its document named then.
+    Following { entry: Arc<Entry>, path: String, array: Arc<Followed>, metadata: Box<ArrayMetadata> },
+}
+
+/// Why the array could not be used: the library's error, or an array opened again after an
+/// upgrade that was made again meanwhile with other metadata.
+enum Unusable {
+    Failed(zarrdb::Error),
+    Changed(String),
+}
+
+impl From<zarrdb::Error> for Unusable {
+    fn from(error: zarrdb::Error) -> Unusable {
+        Unusable::Failed(error)
+    }
+}
+
+impl From<Unusable> for PyErr {
+    fn from(unusable: Unusable) -> PyErr {
+        match unusable {
+            Unusable::Failed(error) => to_py(error),
+            Unusable::Changed(path) => array_changed(&path),
+        }
+    }
 }
 
 impl NativeArray {
+    fn new(opened: Opened, array: &Array) -> NativeArray {
+        let fixed_size = !array.data_type().is_variable_length();
+        NativeArray { opened, fixed_size, runnable: array.check_codecs().is_ok() }
+    }
+
     /// An array opened on a transaction's or a snapshot's store.
     pub(crate) fn fixed(array: Array) -> NativeArray {
-        NativeArray { opened: Opened::Fixed(Arc::new(array)) }
+        let array = Arc::new(array);
+        NativeArray::new(Opened::Fixed(array.clone()), &array)
     }
 
     /// The array at `path` on the auto-commit store of `entry`'s current handle.
     pub(crate) fn following(entry: Arc<Entry>, path: &str) -> Result<NativeArray, zarrdb::Error> {
-        let array = Arc::new(Followed::default());
-        entry.followed(&array, |store| Array::open(store, path))?;
-        Ok(NativeArray { opened: Opened::Following { entry, path: path.to_owned(), array } })
+        let held = Arc::new(Followed::default());
+        let array = entry.followed(&held, |store| Array::open(store, path))?;
+        let metadata = Box::new(array.metadata().clone());
+        let opened = Opened::Following { entry, path: path.to_owned(), array: held, metadata };
+        Ok(NativeArray::new(opened, &array))
     }
 
-    fn array(&self) -> Result<Arc<Array>, zarrdb::Error> {
+    /// Whether `document` (a `zarr.json`) describes the array as it was opened.
+    pub(crate) fn described_by(&self, document: &[u8]) -> bool {
+        let Ok(described) = ArrayMetadata::from_json(document) else { return false };
+        match &self.opened {
+            Opened::Fixed(array) => array.metadata() == &described,
+            Opened::Following { metadata, .. } => metadata.as_ref() == &described,
+        }
+    }
+
+    fn array(&self) -> Result<Arc<Array>, Unusable> {
         match &self.opened {
             Opened::Fixed(array) => Ok(array.clone()),
-            Opened::Following { entry, path, array } => entry.followed(array, |store| Array::open(store, path)),
+            Opened::Following { entry, path, array, metadata } => entry.followed(array, |store| {
+                let array = Array::open(store, path)?;
+                if array.metadata() != metadata.as_ref() {
+                    return Err(Unusable::Changed(path.clone()));
+                }
+                Ok(array)
+            }),
         }
     }
 }
@@ -58,21 +110,21 @@ impl NativeArray {
 impl NativeArray {
     /// Whether every element has the same size (region reads and writes need it).
     #[getter]
-    fn fixed_size(&self) -> PyResult<bool> {
-        Ok(!self.array().map_err(to_py)?.data_type().is_variable_length())
+    fn fixed_size(&self) -> bool {
+        self.fixed_size
     }
 
     /// Whether zarrdb can run every codec of the array (and its chunks are within the size it
     /// decodes): region reads and writes need it.
     #[getter]
-    fn runnable(&self) -> PyResult<bool> {
-        Ok(self.array().map_err(to_py)?.check_codecs().is_ok())
+    fn runnable(&self) -> bool {
+        self.runnable
     }
 
     /// The region `offset..offset+shape` as C-order little-endian element bytes; chunks not
     /// stored read as the fill value.
     fn read_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>) -> PyResult<Value> {
-        let bytes = py.detach(|| self.array()?.read_region_bytes(&offset, &shape)).map_err(to_py)?;
+        let bytes = py.detach(|| Ok::<_, Unusable>(self.array()?.read_region_bytes(&offset, &shape)?))?;
         Ok(Value::new(bytes))
     }
 
@@ -86,10 +138,11 @@ impl NativeArray {
         let target = Bytes::of(&out, "read_region_into")?;
         // SAFETY: see `Bytes::get_mut`: `out` is exported and writable (checked above) and
         // stays alive until after the call, dropped below.
-        let read =
-            py.detach(move || self.array()?.read_region_bytes_into(&offset, &shape, unsafe { target.get_mut() }));
+        let read = py.detach(move || {
+            Ok::<_, Unusable>(self.array()?.read_region_bytes_into(&offset, &shape, unsafe { target.get_mut() })?)
+        });
         drop(out);
-        read.map_err(to_py)
+        Ok(read?)
     }
 
     /// Write the region `offset..offset+shape` from C-order little-endian element bytes: one
@@ -101,9 +154,10 @@ impl NativeArray {
     /// place: a 268 MB array copied into `bytes` first cost 0.4 s of a 1.7 s write.
     fn write_region(&self, py: Python<'_>, offset: Vec<u64>, shape: Vec<u64>, data: PyBuffer<u8>) -> PyResult<()> {
         let bytes = Bytes::of(&data, "write_region")?;
-        let written = py.detach(move || self.array()?.write_region_bytes(&offset, &shape, bytes.get()));
+        let written =
+            py.detach(move || Ok::<_, Unusable>(self.array()?.write_region_bytes(&offset, &shape, bytes.get())?));
         drop(data);
-        written.map_err(to_py)
+        Ok(written?)
     }
 
     /// Set elements scattered over chunks (`zarrdb::Array::write_scattered`): for each chunk,
@@ -139,10 +193,10 @@ impl NativeArray {
                     values: values.get(),
                 })
                 .collect();
-            self.array()?.write_scattered(&elements)
+            Ok::<_, Unusable>(self.array()?.write_scattered(&elements)?)
         });
         drop(chunks);
-        written.map_err(to_py)
+        Ok(written?)
     }
 }
 

@@ -99,6 +99,23 @@ pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
     err
 }
 
+/// `zarrdb.NodeError` (kind `"changed"`) for an array that was made again with other metadata
+/// since a handle on it was opened (`array.rs`): the handle no longer describes what is there.
+pub(crate) fn array_changed(path: &str) -> PyErr {
+    let err = NodeError::new_err(format!(
+        "array {path} was made again with other metadata since it was opened: open it again"
+    ));
+    Python::attach(|py| {
+        let value = err.value(py);
+        let _ = value.setattr("kind", "changed");
+        let _ = value.setattr("key", None::<String>);
+        let _ = value.setattr("node", path);
+        let _ = value.setattr("path", None::<String>);
+        let _ = value.setattr("operation", None::<String>);
+    });
+    err
+}
+
 /// The attributes of `error`'s exception.
 fn context(error: &zarrdb::Error) -> Context {
     match error {

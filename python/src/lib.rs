@@ -223,13 +223,21 @@ impl NativeStore {
         self.db.submitter.submit(self.db.clone(), key.to_owned(), value.to_vec(), completions, token).map_err(to_py)
     }
 
-    /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call.
-    fn open_array(&self, py: Python<'_>, path: &str) -> PyResult<array::NativeArray> {
-        py.detach(|| match &self.store {
-            Some(store) => Ok(array::NativeArray::fixed(zarrdb::Array::open(store.clone(), path)?)),
-            None => array::NativeArray::following(self.db.clone(), path),
-        })
-        .map_err(to_py)
+    /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call. With
+    /// `document`, the `zarr.json` the caller read before, the array opened must be the one it
+    /// describes (`zarrdb.NodeError`, kind "changed", when it was made again in between).
+    #[pyo3(signature = (path, document=None))]
+    fn open_array(&self, py: Python<'_>, path: &str, document: Option<&[u8]>) -> PyResult<array::NativeArray> {
+        let opened = py
+            .detach(|| match &self.store {
+                Some(store) => Ok(array::NativeArray::fixed(zarrdb::Array::open(store.clone(), path)?)),
+                None => array::NativeArray::following(self.db.clone(), path),
+            })
+            .map_err(to_py)?;
+        match document {
+            Some(document) if !opened.described_by(document) => Err(errors::array_changed(path)),
+            _ => Ok(opened),
+        }
     }
 
     /// Whether `submit` takes `key` on this store.

@@ -95,16 +95,16 @@ impl Entry {
     /// handle when an upgrade let it go (or it was never opened); it is let go again by the next
     /// upgrade. Opened with the slot held, so an upgrade cannot let the arrays go between the
     /// open and this array's being known to it.
-    pub(crate) fn followed(
+    pub(crate) fn followed<E: From<zarrdb::Error>>(
         &self,
         followed: &Arc<Followed>,
-        open: impl FnOnce(Arc<dyn Store>) -> Result<Array, zarrdb::Error>,
-    ) -> Result<Arc<Array>, zarrdb::Error> {
+        open: impl FnOnce(Arc<dyn Store>) -> Result<Array, E>,
+    ) -> Result<Arc<Array>, E> {
         if let Some(array) = followed.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
             return Ok(array.clone());
         }
         let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
-        let db = slot.handle(&self.path)?;
+        let db = slot.handle(&self.path).map_err(E::from)?;
         let mut held = followed.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(array) = held.as_ref() {
             return Ok(array.clone());
@@ -112,7 +112,10 @@ impl Entry {
         let array = Arc::new(open(db.store())?);
         *held = Some(array.clone());
         let mut followers = self.followers.lock().unwrap_or_else(PoisonError::into_inner);
-        followers.retain(|f| f.strong_count() > 0);
+        // Pruned when full, so that opening many arrays stays linear.
+        if followers.len() == followers.capacity() {
+            followers.retain(|f| f.strong_count() > 0);
+        }
         followers.push(Arc::downgrade(followed));
         Ok(array)
     }

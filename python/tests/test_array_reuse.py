@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import zarr
 
+import zarrdb
 from zarrdb import ZarrdbStore
 
 
@@ -80,5 +81,37 @@ def test_kept_arrays_of_a_read_only_store_let_a_writable_store_open(tmp_path: Pa
     # The writable open waits up to 10 s for a read-only handle still in use, then fails.
     assert time.monotonic() - started < 5
     np.testing.assert_array_equal(kept[:], [0, 70, 80, 3, 4, 5, 6, 7])
+    for store in (reader, writable):
+        store.close()
+
+
+def test_an_array_made_again_meanwhile_is_refused_not_kept(tmp_path: Path) -> None:
+    """An array kept by a read-only store, let go by an upgrade and made again with other
+    metadata before its next use, refuses that use (kind "changed") rather than reading the new
+    chunks with the old metadata; and an open told the document read before refuses an array
+    that no longer matches it."""
+    path = tmp_path / "changed.zarrdb"
+    writer = ZarrdbStore(path)
+    zarr.create_array(writer, name="a", shape=(20,), chunks=(4,), dtype="float64")[:] = np.linspace(0, 1, 20)
+    writer.close()
+    del writer
+    gc.collect()
+
+    reader = ZarrdbStore(path, read_only=True)
+    np.testing.assert_array_equal(zarr.open_array(reader, path="a", mode="r")[:], np.linspace(0, 1, 20))
+    old_document, kept = reader._arrays["/a"]
+    assert kept is not None
+    _remake_in_child(path)
+    writable = reader.with_read_only(False)
+    writable._handle()  # the upgrade: the kept array lets the read-only handle go
+    out = np.empty(20, dtype="float64")
+    with pytest.raises(zarrdb.NodeError) as refused:
+        kept.read_region_into([0], [20], out.view(np.uint8))
+    assert refused.value.kind == "changed" and refused.value.node == "/a"
+    with pytest.raises(zarrdb.NodeError) as stale:
+        writable._handle().open_array("/a", old_document)
+    assert stale.value.kind == "changed"
+    # Through zarr-python, the store reads what is there now.
+    np.testing.assert_array_equal(zarr.open_array(reader, path="a", mode="r")[:], np.arange(20, dtype="int16") * -7)
     for store in (reader, writable):
         store.close()

@@ -395,8 +395,7 @@ impl Array {
     /// stay too: decoding or encoding them takes a few hundred microseconds, and the pool's idle
     /// workers spin (yielding the CPU) after each such job, taking the cores the callers' other
     /// threads need. docs/benchmarks.md, "Group commit wake-ups" (`zarrdb bench --workload
-    /// concurrent_unaligned`) and "Reads on the calling thread" (zarr-python reading through
-    /// xarray and dask).
+    /// concurrent_unaligned`) and stop 29's section (region reads on the calling thread).
     pub(super) fn parts_are_cheap(&self, parts: usize) -> bool {
         const MAX_PARTS: usize = 4;
         const MAX_BYTES: u64 = 4 << 20;

@@ -303,21 +303,23 @@ class CodecPipeline(_CodecPipeline):
         # read-only store follow the database's handle: a writable store of the same database
         # opened later in the process replaces it, and they let it go (`registry.rs`).
         cacheable = not store._fixed
-        document = handle.get(_document_key(path)) if cacheable else None
-        if document is not None:
+        found = handle.get(_document_key(path)) if cacheable else None
+        if found is not None:
             cached = store._arrays.get(path)
-            if cached is not None and cached[0] == memoryview(document):
+            if cached is not None and cached[0] == memoryview(found):
                 return cached[1]
+        document = bytes(found) if found is not None else None
         try:
-            array = await _in_worker(handle.open_array, path)
+            # Given the document read above, the engine refuses an array made again in between
+            # (it would be kept under a document that does not describe it); zarr-python's
+            # pipeline then serves this call.
+            array = await _in_worker(handle.open_array, path, document)
         except _native.Error:
             return None
         # Codecs zarrdb recognises but cannot run (numcodecs' zstd, blosc, ...) stay zarr-python's.
         usable = array if array.fixed_size and array.runnable else None
         if document is not None:
-            # Read before the array was opened: a document changed in between does not match
-            # the next read, which then opens the array again.
-            store._arrays[path] = (bytes(document), usable)
+            store._arrays[path] = (document, usable)
         return usable
 
 

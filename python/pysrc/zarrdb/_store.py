@@ -397,8 +397,9 @@ class ZarrdbStore(Store):
         if not self._fixed:
             self._db = None
             self._native_store = None
-            # The arrays hold the database open too.
-            self._arrays = {}
+            # The arrays hold the database open too; the store's views share them (a view
+            # opens its arrays again when it reads next).
+            self._arrays.clear()
         super().close()
 
     def with_read_only(self, read_only: bool = False) -> ZarrdbStore:
