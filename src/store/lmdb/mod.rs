@@ -704,14 +704,54 @@ impl KvWriter for LmdbWriter {
             Err(e) => return Err(LmdbEngine::write_error(&hold, "commit", "", e)),
         }
         // The map is full: the transaction is gone. Growing waits for every transaction of this
-        // process to end, this one's hold on the environment included; then the batch is
-        // committed again. Another process may commit in between; the map filling up is rare
-        // enough to accept it.
+        // process to end, this one's hold on the environment included, so LMDB's writer lock is
+        // let go and another process may commit before the batch is applied again. The batch
+        // was built on the state the transaction began on: it is applied only if that state is
+        // still the latest (LMDB's last transaction id unchanged), else nothing is committed.
+        let seen = hold.env.info().last_txn_id;
         drop(hold);
-        self.engine.grow()?;
-        self.engine.commit(batch, true)
+        loop {
+            self.engine.grow()?;
+            let hold = self.engine.hold("commit")?;
+            check_keys(&hold, &batch)?;
+            match commit_unless_moved(&hold, &batch, seen) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    return Err(StoreError::Engine {
+                        backend: NAME,
+                        operation: "commit",
+                        key: String::new(),
+                        source: MOVED_WHILE_GROWING.into(),
+                    })
+                }
+                Err(heed::Error::Mdb(MdbError::MapFull)) => {}
+                Err(heed::Error::Mdb(MdbError::MapResized)) => {
+                    drop(hold);
+                    self.engine.adopt_map_size()?;
+                }
+                Err(e) => return Err(LmdbEngine::write_error(&hold, "commit", "", e)),
+            }
+        }
     }
 }
+
+/// Apply `batch` in a new write transaction if the last commit is still transaction `seen`;
+/// `false`, committing nothing, when another commit came since.
+fn commit_unless_moved(opened: &Opened, batch: &WriteBatch, seen: usize) -> Result<bool, heed::Error> {
+    let mut txn = opened.env.write_txn()?;
+    // Read under LMDB's writer lock, which the transaction holds: no commit can land now.
+    if opened.env.info().last_txn_id != seen {
+        return Ok(false);
+    }
+    apply(opened, &mut txn, batch)?;
+    refuse_if_faulted(opened)?;
+    txn.commit()?;
+    Ok(true)
+}
+
+/// Why a held transaction's commit was refused after the map grew (`LmdbWriter::commit`).
+const MOVED_WHILE_GROWING: &str =
+    "another process committed while the full LMDB map grew; this transaction was built on the state before, and nothing was committed";
 
 const KEY_TOO_LONG: &str = "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)";
 
