@@ -34,15 +34,15 @@ fn a_newer_format_is_refused_on_every_backend() {
     let dir = tempfile::tempdir().unwrap();
     for backend in [Backend::Redb, Backend::Lmdb, Backend::Sled] {
         let path = fresh(backend, dir.path());
-        let original = swap_marker(backend, &path, Some(br#"{"zarrdb_format":6,"zarrdb_version":"9.1.0"}"#));
+        let original = swap_marker(backend, &path, Some(br#"{"zarrdb_format":7,"zarrdb_version":"9.1.0"}"#));
         assert_eq!(original, Some(current()), "{}", backend.name());
         for read_only in [false, true, false] {
             let error =
-                Database::builder().backend(backend).read_only(read_only).open(&path).expect_err("format 6 opened");
+                Database::builder().backend(backend).read_only(read_only).open(&path).expect_err("format 7 opened");
             assert_eq!(
                 error.to_string(),
                 format!(
-                    "cannot open \"{}\": written by zarrdb 9.1.0, format 6; this build reads up to 5",
+                    "cannot open \"{}\": written by zarrdb 9.1.0, format 7; this build reads up to 6",
                     path.display()
                 )
             );
@@ -50,7 +50,7 @@ fn a_newer_format_is_refused_on_every_backend() {
                 Error::Open(OpenError::NewerFormat { path: at, found, supported, written_by }) => {
                     assert_eq!(
                         (at, found, supported, written_by.as_str()),
-                        (path.display().to_string(), 6, 5, "9.1.0")
+                        (path.display().to_string(), 7, 6, "9.1.0")
                     );
                 }
                 other => panic!("{} read_only {read_only}: {other:?}", backend.name()),
@@ -58,7 +58,7 @@ fn a_newer_format_is_refused_on_every_backend() {
         }
         // Refusing did not rewrite the record; putting the current one back makes it open again.
         let found = swap_marker(backend, &path, original.as_deref());
-        assert_eq!(found.as_deref(), Some(&br#"{"zarrdb_format":6,"zarrdb_version":"9.1.0"}"#[..]));
+        assert_eq!(found.as_deref(), Some(&br#"{"zarrdb_format":7,"zarrdb_version":"9.1.0"}"#[..]));
         let db = database(backend, &path).unwrap();
         assert!(db.store().get("zarr.json").unwrap().is_some(), "{}", backend.name());
     }
@@ -96,12 +96,12 @@ fn a_missing_marker_is_written_again() {
 fn a_multi_line_record_still_gives_a_one_line_message() {
     let dir = tempfile::tempdir().unwrap();
     let path = fresh(Backend::Redb, dir.path());
-    swap_marker(Backend::Redb, &path, Some(b"{\n  \"zarrdb_format\": 6\n}"));
-    let error = database(Backend::Redb, &path).expect_err("format 6 opened");
+    swap_marker(Backend::Redb, &path, Some(b"{\n  \"zarrdb_format\": 7\n}"));
+    let error = database(Backend::Redb, &path).expect_err("format 7 opened");
     assert!(matches!(error, Error::Open(OpenError::NewerFormat { .. })), "{error:?}");
     assert!(error
         .to_string()
-        .ends_with("written by zarrdb (version not recorded), format 6; this build reads up to 5"));
+        .ends_with("written by zarrdb (version not recorded), format 7; this build reads up to 6"));
     swap_marker(Backend::Redb, &path, Some(b"zarrdb\nformat 2"));
     let error = database(Backend::Redb, &path).expect_err("an unknown record opened");
     assert!(matches!(error, Error::Open(OpenError::FormatVersion { .. })), "{error:?}");

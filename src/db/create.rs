@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 use super::format::check_format;
 use super::open::{sniff, Found};
+use super::open::{with_history, Opened};
 use super::Backend;
 use crate::error::{Error, OpenError};
-use crate::store::kv::KvEngine;
 use crate::store::{beside, RedbEngine, RedbOptions};
 
 /// What a new database's name says it is before it is linked to its name (see
@@ -26,12 +26,13 @@ use crate::store::{beside, RedbEngine, RedbOptions};
 const CREATING: &str = "zarrdb-creating";
 
 /// A redb database created at `at`, its format marker committed (`display` names it in errors).
-fn open_new(at: &Path, display: &str, options: RedbOptions, named: bool) -> Result<RedbEngine, Error> {
+/// With `history`, the database keeps history from its first commit.
+fn open_new(at: &Path, display: &str, options: RedbOptions, named: bool, history: bool) -> Result<RedbEngine, Error> {
     let engine = match named {
         true => RedbEngine::open(at, true, options)?,
         false => RedbEngine::open_unnamed(at, options)?,
     };
-    check_format(&engine, Backend::Redb, display, false)?;
+    check_format(&engine, Backend::Redb, display, false, history)?;
     Ok(engine)
 }
 
@@ -40,8 +41,9 @@ fn open_new(at: &Path, display: &str, options: RedbOptions, named: bool) -> Resu
 pub(super) fn create_redb(
     path: &Path,
     options: RedbOptions,
-    reopen: impl FnOnce() -> Result<Arc<dyn KvEngine>, Error>,
-) -> Result<Arc<dyn KvEngine>, Error> {
+    history: bool,
+    reopen: impl FnOnce() -> Result<Opened, Error>,
+) -> Result<Opened, Error> {
     let display = path.display().to_string();
     let io = |source| Error::from(OpenError::Io { path: display.clone(), source });
     if path.is_dir() {
@@ -52,14 +54,14 @@ pub(super) fn create_redb(
     let temp = beside::unique_beside(path, CREATING);
     // Made exclusively first (never a file or link that was there), then redb lays it out.
     let created = beside::create_new(&temp, 0o666).is_ok();
-    let Some(mut engine) = created.then(|| open_new(&temp, &display, options, false).ok()).flatten() else {
+    let Some(mut engine) = created.then(|| open_new(&temp, &display, options, false, history).ok()).flatten() else {
         // Whatever kept the temporary file from becoming a database (a folder without write
         // permission, a full disk) keeps the path from it too: creating there directly gives
         // the error under the name the caller knows.
         if created {
             let _ = std::fs::remove_file(&temp);
         }
-        return Ok(Arc::new(open_new(path, &display, options, true)?));
+        return with_history(Arc::new(open_new(path, &display, options, true, history)?), history);
     };
     // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
     // hard link, which fails rather than replace what another creator put there.
@@ -73,7 +75,7 @@ pub(super) fn create_redb(
             engine.moved_to(path)?;
             // The new name is durable once the folder is; the file's content already is.
             beside::sync_folder(path).map_err(io)?;
-            Ok(Arc::new(engine))
+            with_history(Arc::new(engine), history)
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             drop(engine);

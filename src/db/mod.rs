@@ -19,6 +19,7 @@ mod data_scope;
 mod disk_full;
 mod format;
 mod group_commit;
+mod history;
 mod open;
 mod overlay;
 mod snapshot;
@@ -34,10 +35,12 @@ use parking_lot::Mutex;
 
 pub(crate) use bulk::BulkWrite;
 pub use compact::Compaction;
+pub use history::{CommitId, CommitInfo, VersionRef};
 pub use snapshot::Snapshot;
 pub use transaction::Transaction;
 
 use crate::error::{Error, TransactionError};
+use crate::store::history::HistoryEngine;
 use crate::store::kv::KvEngine;
 use crate::store::{ChunkVersions, Store, StoreCapabilities};
 
@@ -137,6 +140,7 @@ pub struct DatabaseBuilder {
     redb_commit_log: bool,
     lmdb_commit_log: bool,
     read_only: bool,
+    history: bool,
 }
 
 impl Default for DatabaseBuilder {
@@ -152,6 +156,7 @@ impl Default for DatabaseBuilder {
             redb_commit_log: true,
             lmdb_commit_log: false,
             read_only: false,
+            history: false,
         }
     }
 }
@@ -313,6 +318,32 @@ impl DatabaseBuilder {
         self
     }
 
+    /// Keep history (default off): every commit becomes a version that can be read later, and
+    /// versions can be tagged ([`Database::log`], [`Database::tag`], [`Database::open_version`]).
+    /// A new database keeps it from its first commit; so does one that holds no data yet. A
+    /// database that keeps history keeps it whatever this says when it is opened again; one
+    /// that holds data kept without history is refused ([`crate::error::HistoryError::CannotStart`]).
+    /// Such a database is written in format 6, which builds before history refuse to open.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Database};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("h.zarrdb"))?;
+    /// let a = Array::create(db.store(), "/a", ArrayMetadata::new(DataType::UInt8, vec![2], vec![2]))?;
+    /// a.write_region(&[0], &[2], &[1u8, 2])?;
+    /// db.tag("first", &VersionRef::Branch("main".into()))?;
+    /// a.write_region(&[0], &[2], &[3u8, 4])?;
+    /// let first = db.open_version(&VersionRef::Tag("first".into()))?;
+    /// assert_eq!(Array::open(first.store(), "/a")?.read_all::<u8>()?, vec![1, 2]);
+    /// assert_eq!(a.read_all::<u8>()?, vec![3, 4]);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn history(&mut self, history: bool) -> &mut Self {
+        self.history = history;
+        self
+    }
+
     /// Open the database at `path`, creating it when nothing is there.
     pub fn create(&self, path: impl AsRef<Path>) -> Result<Database, Error> {
         self.open_at(path.as_ref(), true)
@@ -324,21 +355,24 @@ impl DatabaseBuilder {
     }
 
     fn open_at(&self, path: &Path, create: bool) -> Result<Database, Error> {
-        let engine = open::open_engine(self, path, create)?;
-        Ok(self.with_engine(engine, path))
+        let (engine, history) = open::open_engine(self, path, create)?;
+        Ok(self.with_engine(engine, history, path))
     }
 
     /// A database over an engine opened by hand (the simulated disk of the fault-injection
     /// tests), its format marker checked or written.
     #[cfg(test)]
     pub(crate) fn open_engine(&self, engine: Arc<dyn KvEngine>, path: &Path) -> Result<Database, Error> {
-        format::check_format(engine.as_ref(), self.backend, &path.display().to_string(), self.read_only)?;
-        Ok(self.with_engine(engine, path))
+        let display = path.display().to_string();
+        let history = format::check_format(engine.as_ref(), self.backend, &display, self.read_only, self.history)?;
+        let (engine, history) = open::with_history(engine, history)?;
+        Ok(self.with_engine(engine, history, path))
     }
 
-    fn with_engine(&self, engine: Arc<dyn KvEngine>, path: &Path) -> Database {
+    fn with_engine(&self, engine: Arc<dyn KvEngine>, history: Option<Arc<HistoryEngine>>, path: &Path) -> Database {
         let shared = Arc::new(DbShared {
             engine,
+            history,
             path: path.to_path_buf(),
             backend: self.backend,
             durable: self.durability == Durability::Durable,
@@ -443,6 +477,8 @@ impl Database {
 /// What every store, transaction and snapshot of one database shares.
 pub(crate) struct DbShared {
     engine: Arc<dyn KvEngine>,
+    /// The history of the database, when it keeps one: `engine` is then this layer.
+    history: Option<Arc<HistoryEngine>>,
     path: PathBuf,
     backend: Backend,
     durable: bool,

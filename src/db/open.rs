@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::format::{check_format, check_redb_file_format};
 use super::{Backend, DatabaseBuilder, Durability};
 use crate::error::{Error, OpenError};
+use crate::store::history::HistoryEngine;
 use crate::store::kv::KvEngine;
 use crate::store::special;
 use crate::store::{LmdbEngine, RedbEngine, RedbOptions, SledEngine};
@@ -99,7 +100,20 @@ fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize
     Ok(n)
 }
 
-pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Arc<dyn KvEngine>, Error> {
+/// An open engine, and its history when the database keeps it (the engine is then the history
+/// layer over the backend's).
+pub(crate) type Opened = (Arc<dyn KvEngine>, Option<Arc<HistoryEngine>>);
+
+/// `engine`, with the history layer over it when `history` says the database keeps history.
+pub(super) fn with_history(engine: Arc<dyn KvEngine>, history: bool) -> Result<Opened, Error> {
+    if !history {
+        return Ok((engine, None));
+    }
+    let history = Arc::new(HistoryEngine::open(engine)?);
+    Ok((history.clone(), Some(history)))
+}
+
+pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Opened, Error> {
     let display = path.display().to_string();
     let found = sniff(path)?;
     match found {
@@ -129,7 +143,9 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
     let engine: Arc<dyn KvEngine> = match options.backend {
         // A new redb file appears at the path only once it is a whole database (`create.rs`).
         Backend::Redb if found == Found::Nothing => {
-            return super::create::create_redb(path, redb_options, || open_engine(options, path, false));
+            return super::create::create_redb(path, redb_options, options.history, || {
+                open_engine(options, path, false)
+            });
         }
         Backend::Redb => {
             check_redb_file_format(path)?;
@@ -146,8 +162,8 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
         )?),
         Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
     };
-    check_format(engine.as_ref(), options.backend, &display, options.read_only)?;
-    Ok(engine)
+    let history = check_format(engine.as_ref(), options.backend, &display, options.read_only, options.history)?;
+    with_history(engine, history)
 }
 
 /// redb's cache for a read-only database when the caller sets none. redb keeps every page it

@@ -46,6 +46,12 @@ impl Snapshot {
         Ok(Snapshot { store: Arc::new(store) })
     }
 
+    /// A snapshot of one version of a database with history, which never changes.
+    pub(super) fn of_version(db: &Arc<DbShared>, version: Arc<dyn KvSnapshot>) -> Snapshot {
+        let store = SnapshotStore { snapshot: version, kind: db.backend.name(), stable: true, _db: db.clone() };
+        Snapshot { store: Arc::new(store) }
+    }
+
     /// The read-only store of this snapshot; writes through it are [`StoreError::Unsupported`].
     pub fn store(&self) -> Arc<dyn Store> {
         self.store.clone()

@@ -14,7 +14,7 @@ use parking_lot::{Mutex, RawMutex};
 use super::overlay::{self, Lookup, WriteSet};
 use super::{check_user_key, DbShared};
 use crate::error::{Error, StoreError};
-use crate::store::kv::{slice_range, KvSnapshot, KvWriter};
+use crate::store::kv::{slice_range, CommitNote, KvSnapshot, KvWriter};
 use crate::store::{
     ByteRange, ChunkVersions, DirListing, ListableStore, ReadableStore, Store, StoreCapabilities, StoreScope,
     WritableStore,
@@ -87,11 +87,17 @@ impl Transaction {
 
     /// Apply every change atomically. In durable mode they are on disk when this returns. On an
     /// error nothing was applied.
-    pub fn commit(mut self) -> Result<(), Error> {
+    pub fn commit(self) -> Result<(), Error> {
+        self.commit_noted(CommitNote::default())
+    }
+
+    /// Commit, with what a database with history records of the commit.
+    pub(super) fn commit_noted(mut self, note: CommitNote) -> Result<(), Error> {
         let state = self.store.state.lock().take();
         let Some(state) = state else { return Ok(()) };
         drop(state.snapshot);
-        let batch = state.writes.into_batch();
+        let mut batch = state.writes.into_batch();
+        batch.note = note;
         if batch.is_empty() {
             return Ok(());
         }

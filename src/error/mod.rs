@@ -6,12 +6,14 @@
 use std::io;
 
 mod compact;
+mod history;
 mod npy;
 mod plan;
 mod transfer;
 mod zip;
 
 pub use compact::CompactError;
+pub use history::HistoryError;
 pub use npy::NpyError;
 pub use plan::PlanError;
 pub use transfer::TransferError;
@@ -672,6 +674,9 @@ pub enum Error {
     /// A compaction failed; the database is unchanged in content.
     #[error(transparent)]
     Compact(#[from] CompactError),
+    /// An operation on the history of a database failed.
+    #[error(transparent)]
+    History(#[from] HistoryError),
 }
 
 impl From<NpyError> for Error {

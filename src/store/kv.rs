@@ -44,6 +44,16 @@ pub(crate) struct WriteBatch {
     pub erased_prefixes: Vec<String>,
     /// New values (`Some`) and removed keys (`None`).
     pub puts: BTreeMap<String, Option<Vec<u8>>>,
+    /// What a database that keeps history records with the commit (`store/history`); engines
+    /// ignore it.
+    pub note: CommitNote,
+}
+
+/// The message and author of a commit, kept by a database with history.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CommitNote {
+    pub message: String,
+    pub author: String,
 }
 
 impl WriteBatch {

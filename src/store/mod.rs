@@ -7,6 +7,7 @@ pub(crate) mod beside;
 pub(crate) mod chunk_versions;
 mod directory;
 pub(crate) mod folder;
+pub(crate) mod history;
 pub(crate) mod kv;
 mod lmdb;
 mod log;

@@ -72,7 +72,7 @@ impl WriteSet {
     }
 
     pub fn into_batch(self) -> WriteBatch {
-        WriteBatch { erased_prefixes: self.erased, puts: self.puts }
+        WriteBatch { erased_prefixes: self.erased, puts: self.puts, note: Default::default() }
     }
 
     fn erased_prefix_of(&self, key: &str) -> Option<&str> {

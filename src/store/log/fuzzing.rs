@@ -76,6 +76,7 @@ pub fn commit_log_record(id: u64, seq: u64, erased: &[&str], puts: &[(&str, Opti
     let batch = WriteBatch {
         erased_prefixes: erased.iter().map(|p| (*p).to_owned()).collect(),
         puts: puts.iter().map(|(k, v)| ((*k).to_owned(), v.map(<[u8]>::to_vec))).collect(),
+        note: Default::default(),
     };
     let mut out = Vec::new();
     encode(&mut out, &batch, id, seq);

@@ -15,7 +15,7 @@ use crate::store::pending::Lookup;
 fn batch(puts: &[(&str, Option<&[u8]>)], erased: &[&str]) -> WriteBatch {
     let puts: BTreeMap<String, Option<Vec<u8>>> =
         puts.iter().map(|(k, v)| ((*k).to_owned(), v.map(<[u8]>::to_vec))).collect();
-    WriteBatch { erased_prefixes: erased.iter().map(|p| (*p).to_owned()).collect(), puts }
+    WriteBatch { erased_prefixes: erased.iter().map(|p| (*p).to_owned()).collect(), puts, note: Default::default() }
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn random_batch(rng: &mut Rng, tag: usize) -> WriteBatch {
         puts.insert(key, value);
     }
     let erased = if rng.below(8) == 0 { vec![["a/", "b/"][rng.below(2)].to_owned()] } else { Vec::new() };
-    WriteBatch { erased_prefixes: erased, puts }
+    WriteBatch { erased_prefixes: erased, puts, note: Default::default() }
 }
 
 /// The log as its writers leave it: the records after the engine's position, where the next goes.

@@ -1,0 +1,285 @@
+//! The history of a database, for those that keep one ([`crate::DatabaseBuilder::history`]): its
+//! commits, tags, and the versions they name, read like snapshots.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::{Database, DbShared, Snapshot, Transaction};
+use crate::error::{Error, HistoryError};
+use crate::store::history::{read, Commit, HistoryEngine};
+use crate::store::kv::{CommitNote, KvSnapshot};
+
+/// A commit of a database that keeps history: its number in the database, counted from 1 (the
+/// empty version history begins with), written as 16 hexadecimal digits.
+///
+/// ```
+/// use zarrdb::db::CommitId;
+/// let id: CommitId = "000000000000002a".parse()?;
+/// assert_eq!(id.sequence(), 42);
+/// assert_eq!(id.to_string(), "000000000000002a");
+/// assert!("2a".parse::<CommitId>().is_err());
+/// # Ok::<(), zarrdb::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommitId(u64);
+
+impl CommitId {
+    /// The commit's number: later commits have larger ones.
+    pub fn sequence(&self) -> u64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for CommitId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl std::str::FromStr for CommitId {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<CommitId, Error> {
+        let digits = text.len() == 16 && text.bytes().all(|b| b.is_ascii_hexdigit());
+        match digits.then(|| u64::from_str_radix(text, 16).ok()).flatten() {
+            Some(seq) => Ok(CommitId(seq)),
+            None => Err(HistoryError::InvalidCommitId { given: shown(text) }.into()),
+        }
+    }
+}
+
+/// A commit as [`Database::log`] shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommitInfo {
+    /// The commit.
+    pub id: CommitId,
+    /// The commit it was made on; `None` for the first.
+    pub parent: Option<CommitId>,
+    /// When it was made (each commit's time is later than its parent's).
+    pub time: SystemTime,
+    /// Its message ([`Transaction::commit_with`]); empty when none was given.
+    pub message: String,
+    /// Its author, as given; empty when none was.
+    pub author: String,
+    /// How many keys it wrote or removed.
+    pub changes: u64,
+    /// The bytes of the values it wrote.
+    pub bytes: u64,
+}
+
+impl CommitInfo {
+    fn of(record: &Commit) -> CommitInfo {
+        CommitInfo {
+            id: CommitId(record.seq),
+            parent: (record.parent != 0).then_some(CommitId(record.parent)),
+            time: UNIX_EPOCH + Duration::from_micros(record.time_us),
+            message: record.message.clone(),
+            author: record.author.clone(),
+            changes: record.changes,
+            bytes: record.bytes,
+        }
+    }
+}
+
+/// A version of a database that keeps history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VersionRef {
+    /// The commit a tag names.
+    Tag(String),
+    /// The commit a branch points at now (`main`, the branch every commit goes to).
+    Branch(String),
+    /// A commit.
+    Commit(CommitId),
+    /// The newest commit on `main` made at or before a time.
+    AsOf(SystemTime),
+}
+
+impl std::fmt::Display for VersionRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VersionRef::Tag(name) => write!(f, "tag \"{}\"", shown(name)),
+            VersionRef::Branch(name) => write!(f, "branch \"{}\"", shown(name)),
+            VersionRef::Commit(id) => write!(f, "commit {id}"),
+            VersionRef::AsOf(time) => {
+                let us = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
+                write!(f, "commit made at or before {us} µs after the Unix epoch")
+            }
+        }
+    }
+}
+
+/// `text` escaped and capped, for a one-line message.
+fn shown(text: &str) -> String {
+    text.chars().take(80).collect::<String>().escape_debug().to_string()
+}
+
+/// Refuse a name no tag may have.
+fn check_name(name: &str) -> Result<(), Error> {
+    let reason = if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.contains('@') {
+        Some("it holds '@', which separates a database from a version in locators")
+    } else if name.parse::<CommitId>().is_ok() {
+        Some("it reads as a commit id")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(HistoryError::InvalidName { name: shown(name), reason }.into()),
+        None => Ok(()),
+    }
+}
+
+impl DbShared {
+    fn history(&self) -> Result<&Arc<HistoryEngine>, Error> {
+        let database = || self.path.display().to_string();
+        self.history.as_ref().ok_or_else(|| HistoryError::Off { database: database() }.into())
+    }
+
+    fn not_found(&self, at: &VersionRef) -> Error {
+        HistoryError::NotFound { database: self.path.display().to_string(), reference: at.to_string() }.into()
+    }
+
+    /// The commit `at` names, read through `snap`.
+    fn resolve(&self, snap: &dyn KvSnapshot, at: &VersionRef) -> Result<Commit, Error> {
+        let seq = match at {
+            VersionRef::Tag(name) => match read::tag(snap, name)? {
+                Ok(seq) => seq,
+                Err(true) => {
+                    let database = self.path.display().to_string();
+                    return Err(HistoryError::TagDeleted { database, name: shown(name) }.into());
+                }
+                Err(false) => return Err(self.not_found(at)),
+            },
+            VersionRef::Branch(name) => read::branch(snap, name)?.ok_or_else(|| self.not_found(at))?,
+            VersionRef::Commit(id) => id.0,
+            VersionRef::AsOf(time) => {
+                let limit =
+                    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+                let mut commit = read::main(snap)?;
+                while commit.time_us > limit {
+                    commit = read::parent_of(snap, &commit)?.ok_or_else(|| self.not_found(at))?;
+                }
+                return Ok(commit);
+            }
+        };
+        read::commit(snap, seq)?.ok_or_else(|| self.not_found(at))
+    }
+}
+
+impl Database {
+    /// Whether the database keeps history ([`crate::DatabaseBuilder::history`]).
+    pub fn keeps_history(&self) -> bool {
+        self.shared.history.is_some()
+    }
+
+    /// The commits of `main`, newest first, back to the first (the empty version history began
+    /// with). [`HistoryError::Off`] for a database without history.
+    ///
+    /// ```
+    /// use zarrdb::Database;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("log.zarrdb"))?;
+    /// let txn = db.begin_write()?;
+    /// txn.store().set("notes/zarr.json", br#"{"zarr_format":3,"node_type":"group"}"#)?;
+    /// txn.commit_with("add notes", "ada")?;
+    /// let log = db.log()?;
+    /// assert_eq!((log[0].message.as_str(), log[0].author.as_str()), ("add notes", "ada"));
+    /// assert_eq!(log[0].parent, Some(log[1].id));
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn log(&self) -> Result<Vec<CommitInfo>, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        let mut commit = read::main(snap.as_ref())?;
+        let mut log = vec![CommitInfo::of(&commit)];
+        while let Some(parent) = read::parent_of(snap.as_ref(), &commit)? {
+            log.push(CommitInfo::of(&parent));
+            commit = parent;
+        }
+        Ok(log)
+    }
+
+    /// The commit `at` names now.
+    pub fn resolve(&self, at: &VersionRef) -> Result<CommitInfo, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        Ok(CommitInfo::of(&self.shared.resolve(snap.as_ref(), at)?))
+    }
+
+    /// Name the commit `at` names with tag `name`, for good: a tag never moves, and once deleted
+    /// its name is never given to another commit. Creating a tag writes one small record,
+    /// whatever the size of the database.
+    pub fn tag(&self, name: &str, at: &VersionRef) -> Result<CommitId, Error> {
+        check_name(name)?;
+        let history = self.shared.history()?;
+        self.shared.would_deadlock()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut tagged = CommitId(0);
+        history.commit_refs(self.shared.durable, |snap| {
+            let commit = self.shared.resolve(snap, at)?;
+            tagged = CommitId(commit.seq);
+            let database = || self.shared.path.display().to_string();
+            match read::new_tag(snap, name, commit.seq)? {
+                Ok(batch) => Ok(batch),
+                Err(true) => Err(HistoryError::TagDeleted { database: database(), name: shown(name) }.into()),
+                Err(false) => Err(HistoryError::TagExists { database: database(), name: shown(name) }.into()),
+            }
+        })?;
+        Ok(tagged)
+    }
+
+    /// Delete tag `name`. The version it named stays readable by its commit id; the name is
+    /// never used again.
+    pub fn delete_tag(&self, name: &str) -> Result<(), Error> {
+        let history = self.shared.history()?;
+        self.shared.would_deadlock()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        history.commit_refs(self.shared.durable, |snap| {
+            read::delete_tag(snap, name)?.ok_or_else(|| self.shared.not_found(&VersionRef::Tag(name.to_owned())))
+        })
+    }
+
+    /// Every tag and the commit it names, by name.
+    pub fn tags(&self) -> Result<Vec<(String, CommitId)>, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        Ok(read::tags(snap.as_ref())?.into_iter().map(|(name, seq)| (name, CommitId(seq))).collect())
+    }
+
+    /// A read-only view of the version `at` names, as a [`Snapshot`]: every read API takes its
+    /// store, and it does not change while writers commit (from this process or others).
+    pub fn open_version(&self, at: &VersionRef) -> Result<Snapshot, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        let commit = self.shared.resolve(snap.as_ref(), at)?;
+        let version = read::version(snap, &commit)?;
+        Ok(Snapshot::of_version(&self.shared, version))
+    }
+}
+
+impl Transaction {
+    /// [`Transaction::commit`], recording `message` and `author` with the commit in a database
+    /// that keeps history (see [`Database::log`]). A database without history commits the same
+    /// and keeps neither.
+    pub fn commit_with(self, message: &str, author: &str) -> Result<(), Error> {
+        self.commit_noted(CommitNote { message: message.to_owned(), author: author.to_owned() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_cannot_be_tags() {
+        for bad in ["", "a@b", "0123456789abcdef", "tab\there", &"x".repeat(201)] {
+            assert!(matches!(check_name(bad), Err(Error::History(HistoryError::InvalidName { .. }))), "{bad:?}");
+        }
+        for good in ["v1", "2026-11-29", "paper/figure 3", "0123456789abcde"] {
+            check_name(good).unwrap();
+        }
+    }
+}

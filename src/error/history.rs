@@ -1,0 +1,60 @@
+//! Why an operation on the history of a database failed.
+
+/// An operation on the history of a database (its commits, tags and versions) failed; nothing
+/// was changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HistoryError {
+    /// The database keeps no history (see [`crate::DatabaseBuilder::history`]).
+    #[error("\"{database}\" keeps no history; a database keeps it when created with history on")]
+    Off {
+        /// The database's path.
+        database: String,
+    },
+    /// History was asked for, and this database cannot start keeping it.
+    #[error("\"{database}\" cannot start keeping history: {why}; copy it into a new database with history on")]
+    CannotStart {
+        /// The database's path.
+        database: String,
+        /// Why not.
+        why: &'static str,
+    },
+    /// No tag, branch or commit of this name, or no commit as old as asked.
+    #[error("\"{database}\" has no {reference}")]
+    NotFound {
+        /// The database's path.
+        database: String,
+        /// What was asked for: `tag "v1"`, `commit 000000000000002a`, ...
+        reference: String,
+    },
+    /// A tag of this name exists: a tag never moves.
+    #[error("\"{database}\" has a tag \"{name}\" already; a tag never moves")]
+    TagExists {
+        /// The database's path.
+        database: String,
+        /// The tag.
+        name: String,
+    },
+    /// A deleted tag had this name: a tag's name never names another commit.
+    #[error("\"{database}\" had a tag \"{name}\", now deleted; its name is never given to another commit")]
+    TagDeleted {
+        /// The database's path.
+        database: String,
+        /// The tag.
+        name: String,
+    },
+    /// A name that cannot be a tag or branch.
+    #[error("\"{name}\" cannot name a tag or branch: {reason}")]
+    InvalidName {
+        /// The name given (escaped, at most 80 characters).
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A commit id that is not one (16 hexadecimal digits).
+    #[error("\"{given}\" is not a commit id (16 hexadecimal digits)")]
+    InvalidCommitId {
+        /// What was given (escaped, at most 80 characters).
+        given: String,
+    },
+}

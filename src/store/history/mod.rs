@@ -1,0 +1,442 @@
+//! History: every commit of a database that keeps it becomes a version that can be read later,
+//! named by tags, on any engine (docs/architecture.md, "History").
+//!
+//! [`HistoryEngine`] wraps the engine of such a database and is itself a [`KvEngine`], so
+//! transactions, group commit, snapshots and bulk writes run above it unchanged. Its commit turns
+//! the batch it is given into the same changes in history's layout, in the same engine
+//! transaction:
+//! - each new value is written once, under `__zarrdb/h/o/<commit><index>`, and never rewritten;
+//!   the Zarr key holds a small entry that refers to it ([`record::Entry`]);
+//! - the commit's record (parent, time, message), the list of keys it changed with their new
+//!   entries, the newest commit and the `main` branch are written beside them.
+//!
+//! The head reads through the entries; an older version is the fold of the changes of every
+//! commit on its ancestry. The commit's parent is read under the engine's writer lock (taken
+//! here when the caller holds none), so no commit of another process lands in between.
+
+mod record;
+mod view;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use record::{CommitRecord, Entry};
+
+use super::kv::{CommitNote, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
+use crate::error::{CompactError, StoreError};
+use crate::key::RESERVED_PREFIX;
+
+pub(crate) use record::CommitRecord as Commit;
+
+/// The branch every commit goes to.
+pub(crate) const MAIN: &str = "main";
+
+/// An engine whose database keeps history.
+pub(crate) struct HistoryEngine {
+    inner: Arc<dyn KvEngine>,
+}
+
+/// Read a ref or counter stored under `key`.
+fn read_ref(snap: &dyn KvSnapshot, key: &str) -> Result<Option<u64>, StoreError> {
+    snap.get(key)?.map(|bytes| record::decode_ref(key, &bytes)).transpose()
+}
+
+fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, StoreError> {
+    let key = record::commit_key(seq);
+    snap.get(&key)?.map(|bytes| CommitRecord::decode(&key, &bytes)).transpose()
+}
+
+fn now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// The state a commit builds on, read under the writer lock.
+struct Tip {
+    /// The newest commit of the database (on any branch).
+    last: u64,
+    /// The commit `main` points at, and its record.
+    parent: CommitRecord,
+}
+
+impl Tip {
+    fn read(snap: &dyn KvSnapshot) -> Result<Tip, StoreError> {
+        let no_tip = || record::damaged(&record::last_key(), "the history of the database has no newest commit");
+        let last = read_ref(snap, &record::last_key())?.ok_or_else(no_tip)?;
+        let branch = record::branch_key(MAIN);
+        let head = read_ref(snap, &branch)?.ok_or_else(|| record::damaged(&branch, "the main branch is missing"))?;
+        let parent = read_commit(snap, head)?
+            .ok_or_else(|| record::damaged(&record::commit_key(head), "the commit a branch points at is missing"))?;
+        Ok(Tip { last, parent })
+    }
+}
+
+/// Changes being turned into history's layout: the values, the entries at the Zarr keys, and
+/// the list of what changed.
+struct Recording {
+    seq: u64,
+    next_index: u32,
+    bytes: u64,
+    changes: BTreeMap<String, Option<Entry>>,
+}
+
+impl Recording {
+    fn new(seq: u64) -> Recording {
+        Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new() }
+    }
+
+    /// Where `value` of `key` is stored, and the entry `key` gets.
+    fn put(&mut self, key: &str, len: usize) -> Result<(String, [u8; record::ENTRY_LEN]), StoreError> {
+        let index = self.next_index;
+        self.next_index = index.checked_add(1).ok_or_else(|| StoreError::Unsupported {
+            store: "database with history",
+            operation: "a commit of more than 4,294,967,295 values",
+        })?;
+        let entry = Entry { seq: self.seq, index, len: len as u64 };
+        self.bytes = self.bytes.saturating_add(len as u64);
+        self.changes.insert(key.to_owned(), Some(entry));
+        Ok((record::object_key(&entry), entry.encode()))
+    }
+
+    /// The bookkeeping that makes the changes commit `seq`, on top of `tip`.
+    fn finish(self, tip: &Tip, note: CommitNote) -> Vec<(String, Vec<u8>)> {
+        let commit = CommitRecord {
+            seq: self.seq,
+            parent: tip.parent.seq,
+            // Later than the parent's, so a time names one place on a branch.
+            time_us: now_us().max(tip.parent.time_us.saturating_add(1)),
+            changes: self.changes.len() as u64,
+            bytes: self.bytes,
+            message: note.message,
+            author: note.author,
+        };
+        vec![
+            (record::commit_key(self.seq), commit.encode()),
+            (record::changes_key(self.seq), record::encode_changes(&self.changes)),
+            (record::branch_key(MAIN), record::encode_ref(self.seq)),
+            (record::last_key(), record::encode_ref(self.seq)),
+        ]
+    }
+}
+
+impl HistoryEngine {
+    /// Wrap `inner`, whose database keeps history (its format record says so); its `meta`
+    /// record must be one this build reads.
+    pub fn open(inner: Arc<dyn KvEngine>) -> Result<HistoryEngine, StoreError> {
+        let snap = inner.snapshot()?;
+        let key = record::meta_key();
+        let meta = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the history of the database is missing"))?;
+        record::check_meta(&key, &meta)?;
+        drop(snap);
+        Ok(HistoryEngine { inner })
+    }
+
+    /// The bookkeeping that starts history in a database: the first commit (an empty version)
+    /// on `main`. Written with the format record that says the database keeps history.
+    pub fn start() -> Vec<(String, Vec<u8>)> {
+        let root = CommitRecord {
+            seq: 1,
+            parent: 0,
+            time_us: now_us(),
+            changes: 0,
+            bytes: 0,
+            message: "history begins".to_owned(),
+            author: String::new(),
+        };
+        vec![
+            (record::meta_key(), record::encode_meta()),
+            (record::commit_key(1), root.encode()),
+            (record::changes_key(1), record::encode_changes(&BTreeMap::new())),
+            (record::branch_key(MAIN), record::encode_ref(1)),
+            (record::last_key(), record::encode_ref(1)),
+        ]
+    }
+
+    /// The engine's own snapshot: history's keys and the entries as stored.
+    pub fn raw_snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        self.inner.snapshot()
+    }
+
+    /// Turn `batch` into history's layout on top of what `snap` (taken under the writer lock)
+    /// shows: the batch to hand to the engine. A batch that changes no Zarr key makes no version.
+    fn record(&self, snap: &dyn KvSnapshot, batch: WriteBatch) -> Result<WriteBatch, StoreError> {
+        let tip = Tip::read(snap)?;
+        let seq = tip.last.checked_add(1).ok_or_else(|| StoreError::Unsupported {
+            store: "database with history",
+            operation: "a commit past the 2^64th",
+        })?;
+        let mut recording = Recording::new(seq);
+        let mut out = WriteBatch::default();
+        for prefix in batch.erased_prefixes {
+            // Prefixes that cover bookkeeping never reach here (`db/transaction.rs`).
+            for key in snap.keys(&prefix)? {
+                if !key.starts_with(RESERVED_PREFIX) {
+                    recording.changes.insert(key, None);
+                }
+            }
+            out.erased_prefixes.push(prefix);
+        }
+        for (key, value) in batch.puts {
+            if key.starts_with(RESERVED_PREFIX) {
+                out.puts.insert(key, value);
+                continue;
+            }
+            match value {
+                Some(value) => {
+                    let (object, entry) = recording.put(&key, value.len())?;
+                    out.puts.insert(object, Some(value));
+                    out.puts.insert(key, Some(entry.to_vec()));
+                }
+                None => {
+                    if snap.size(&key)?.is_some() {
+                        recording.changes.insert(key.clone(), None);
+                    }
+                    out.puts.insert(key, None);
+                }
+            }
+        }
+        if !recording.changes.is_empty() {
+            out.puts.extend(recording.finish(&tip, batch.note).into_iter().map(|(k, v)| (k, Some(v))));
+        }
+        Ok(out)
+    }
+
+    /// Commit `batch` as a new version, through `writer` (the engine's writer lock, held by the
+    /// caller's transaction) or under the lock taken here.
+    fn commit_on(&self, writer: Option<Box<dyn KvWriter>>, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        let writer = match writer {
+            Some(writer) => Some(writer),
+            None => self.inner.clone().lock_writer()?,
+        };
+        let snap = self.inner.snapshot()?;
+        let batch = self.record(snap.as_ref(), batch)?;
+        drop(snap);
+        match writer {
+            Some(writer) => writer.commit(batch, durable),
+            None => self.inner.commit(batch, durable),
+        }
+    }
+
+    /// Commit bookkeeping built by `build` from the latest state (a tag, a deleted tag's
+    /// marker), under the engine's writer lock; the caller holds the database's. No version is
+    /// made.
+    pub fn commit_refs(
+        &self,
+        durable: bool,
+        build: impl FnOnce(&dyn KvSnapshot) -> Result<WriteBatch, crate::Error>,
+    ) -> Result<(), crate::Error> {
+        let writer = self.inner.clone().lock_writer()?;
+        let snap = self.inner.snapshot()?;
+        let batch = build(snap.as_ref())?;
+        drop(snap);
+        match writer {
+            Some(writer) => writer.commit(batch, durable)?,
+            None => self.inner.commit(batch, durable)?,
+        }
+        Ok(())
+    }
+}
+
+/// Reading history: the commits, refs and versions of a database that keeps it.
+pub(crate) mod read {
+    use super::*;
+
+    /// The commit `main` points at.
+    pub fn main(snap: &dyn KvSnapshot) -> Result<CommitRecord, StoreError> {
+        Ok(Tip::read(snap)?.parent)
+    }
+
+    /// The record of commit `seq`, if there is one.
+    pub fn commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, StoreError> {
+        if seq == 0 {
+            return Ok(None);
+        }
+        read_commit(snap, seq)
+    }
+
+    /// The commit of `parent`, which `child` names as its parent.
+    pub fn parent_of(snap: &dyn KvSnapshot, child: &CommitRecord) -> Result<Option<CommitRecord>, StoreError> {
+        if child.parent == 0 {
+            return Ok(None);
+        }
+        let found = read_commit(snap, child.parent)?;
+        let missing = || record::damaged(&record::commit_key(child.parent), "the parent of a commit is missing");
+        found.map(Some).ok_or_else(missing)
+    }
+
+    /// The commit tag `name` points at; `Err(true)` when the name belonged to a deleted tag,
+    /// `Err(false)` when it never was a tag.
+    pub fn tag(snap: &dyn KvSnapshot, name: &str) -> Result<Result<u64, bool>, StoreError> {
+        if let Some(seq) = read_ref(snap, &record::tag_key(name))? {
+            return Ok(Ok(seq));
+        }
+        Ok(Err(snap.get(&record::retired_tag_key(name))?.is_some()))
+    }
+
+    /// Every tag, by name.
+    pub fn tags(snap: &dyn KvSnapshot) -> Result<Vec<(String, u64)>, StoreError> {
+        let prefix = record::tags_prefix();
+        let mut tags = Vec::new();
+        for key in snap.keys(&prefix)? {
+            let seq = read_ref(snap, &key)?.expect("listed");
+            tags.push((key[prefix.len()..].to_owned(), seq));
+        }
+        Ok(tags)
+    }
+
+    /// The commit branch `name` points at.
+    pub fn branch(snap: &dyn KvSnapshot, name: &str) -> Result<Option<u64>, StoreError> {
+        read_ref(snap, &record::branch_key(name))
+    }
+
+    /// The version made by commit `at` (on `main`'s ancestry), read through `snap`.
+    pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        let mut chain = vec![at.seq];
+        let mut commit = at.clone();
+        while let Some(parent) = parent_of(snap.as_ref(), &commit)? {
+            if parent.seq >= commit.seq {
+                return Err(record::damaged(&record::commit_key(commit.seq), "a commit's parent is not older than it"));
+            }
+            chain.push(parent.seq);
+            commit = parent;
+        }
+        let mut entries = BTreeMap::new();
+        for seq in chain.into_iter().rev() {
+            let key = record::changes_key(seq);
+            let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
+            record::decode_changes(&key, &bytes, |changed, entry| {
+                match entry {
+                    Some(entry) => entries.insert(changed, entry),
+                    None => entries.remove(&changed),
+                };
+            })?;
+        }
+        Ok(Arc::new(view::Version { inner: snap, entries }))
+    }
+
+    /// Tag `name` on commit `seq`: the puts, or `Err(true)`/`Err(false)` as [`tag`] says when
+    /// the name is taken (by a tag, by a deleted one).
+    pub fn new_tag(snap: &dyn KvSnapshot, name: &str, seq: u64) -> Result<Result<WriteBatch, bool>, StoreError> {
+        match tag(snap, name)? {
+            Ok(_) => return Ok(Err(false)),
+            Err(true) => return Ok(Err(true)),
+            Err(false) => {}
+        }
+        let mut batch = WriteBatch::default();
+        batch.puts.insert(record::tag_key(name), Some(record::encode_ref(seq)));
+        Ok(Ok(batch))
+    }
+
+    /// Delete tag `name`, leaving the marker that keeps its name from being used again; `None`
+    /// when there is no such tag.
+    pub fn delete_tag(snap: &dyn KvSnapshot, name: &str) -> Result<Option<WriteBatch>, StoreError> {
+        let Some(seq) = read_ref(snap, &record::tag_key(name))? else { return Ok(None) };
+        let mut batch = WriteBatch::default();
+        batch.puts.insert(record::tag_key(name), None);
+        batch.puts.insert(record::retired_tag_key(name), Some(record::encode_ref(seq)));
+        Ok(Some(batch))
+    }
+}
+
+/// The engine's writer, held by a transaction: its commit makes the version.
+struct HistoryWriter {
+    engine: Arc<HistoryEngine>,
+    inner: Box<dyn KvWriter>,
+}
+
+impl KvWriter for HistoryWriter {
+    fn commit(self: Box<Self>, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        let HistoryWriter { engine, inner } = *self;
+        engine.commit_on(Some(inner), batch, durable)
+    }
+}
+
+/// A bulk write (an import) in history's layout: values and entries go into the engine's
+/// transaction window by window; the list of changes and the commit record at the end.
+struct HistoryBulk {
+    inner: Box<dyn KvBulk>,
+    snap: Arc<dyn KvSnapshot>,
+    tip: Tip,
+    recording: Recording,
+    note: CommitNote,
+}
+
+impl KvBulk for HistoryBulk {
+    fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
+        let mut out = Vec::with_capacity(values.len() * 2);
+        for (key, value) in values {
+            if key.starts_with(RESERVED_PREFIX) {
+                out.push((key, value));
+                continue;
+            }
+            let (object, entry) = self.recording.put(&key, value.len())?;
+            out.push((object, value));
+            out.push((key, entry.to_vec()));
+        }
+        self.inner.put(out)
+    }
+
+    fn erase(&mut self, key: &str) -> Result<(), StoreError> {
+        let known = self.recording.changes.contains_key(key) || self.snap.size(key)?.is_some();
+        if known && !key.starts_with(RESERVED_PREFIX) {
+            self.recording.changes.insert(key.to_owned(), None);
+        }
+        self.inner.erase(key)
+    }
+
+    fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
+        let HistoryBulk { mut inner, snap, tip, recording, note } = *self;
+        drop(snap);
+        if !recording.changes.is_empty() {
+            inner.put(recording.finish(&tip, note))?;
+        }
+        inner.commit(durable)
+    }
+}
+
+impl KvEngine for HistoryEngine {
+    fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        Ok(Arc::new(view::Head { inner: self.inner.snapshot()? }))
+    }
+
+    fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
+        self.commit_on(None, batch, durable)
+    }
+
+    fn commit_syncs(&self, durable: bool) -> bool {
+        self.inner.commit_syncs(durable)
+    }
+
+    fn commit_gathers(&self, durable: bool) -> bool {
+        self.inner.commit_gathers(durable)
+    }
+
+    fn stable_snapshots(&self) -> bool {
+        self.inner.stable_snapshots()
+    }
+
+    fn shared_between_processes(&self) -> bool {
+        self.inner.shared_between_processes()
+    }
+
+    fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
+        let inner = self.inner.clone().lock_writer()?;
+        Ok(inner.map(|inner| Box::new(HistoryWriter { engine: self, inner }) as Box<dyn KvWriter>))
+    }
+
+    fn bulk(self: Arc<Self>, expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {
+        let inner = self.inner.clone().bulk(expected_bytes)?;
+        // The bulk write excludes other writers: this snapshot is the latest state.
+        let snap = self.inner.snapshot()?;
+        let tip = Tip::read(snap.as_ref())?;
+        let seq = tip.last.checked_add(1).ok_or_else(|| StoreError::Unsupported {
+            store: "database with history",
+            operation: "a commit past the 2^64th",
+        })?;
+        Ok(Box::new(HistoryBulk { inner, snap, tip, recording: Recording::new(seq), note: CommitNote::default() }))
+    }
+
+    fn compact(&self, database: &str) -> Result<(), CompactError> {
+        self.inner.compact(database)
+    }
+}

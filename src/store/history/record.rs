@@ -1,0 +1,330 @@
+//! The bytes of history: keys under `__zarrdb/h/`, and the values stored there and at the Zarr
+//! keys of a database that keeps history (docs/format.md, "History"). Numbers in keys are
+//! fixed-width lowercase hexadecimal, so the engines' bytewise order is numeric order and keys stay
+//! NUL-free text; numbers in values are little-endian, and every value but an entry ends with a
+//! CRC-32C of the bytes before it.
+
+use std::collections::BTreeMap;
+
+use crate::error::StoreError;
+
+/// Where history lives; user stores neither list nor reach it (it is under `__zarrdb/`).
+pub(crate) const PREFIX: &str = "__zarrdb/h/";
+
+/// The layout of history this build writes, kept in the `meta` record.
+const LAYOUT: u32 = 1;
+
+pub(crate) fn meta_key() -> String {
+    format!("{PREFIX}meta")
+}
+
+/// The sequence number of the newest commit.
+pub(crate) fn last_key() -> String {
+    format!("{PREFIX}last")
+}
+
+pub(crate) fn commit_key(seq: u64) -> String {
+    format!("{PREFIX}c/{seq:016x}")
+}
+
+pub(crate) fn changes_key(seq: u64) -> String {
+    format!("{PREFIX}d/{seq:016x}")
+}
+
+pub(crate) fn object_key(entry: &Entry) -> String {
+    format!("{PREFIX}o/{:016x}{:08x}", entry.seq, entry.index)
+}
+
+pub(crate) fn branch_key(name: &str) -> String {
+    format!("{PREFIX}r/b/{name}")
+}
+
+pub(crate) fn tag_key(name: &str) -> String {
+    format!("{PREFIX}r/t/{name}")
+}
+
+/// The marker a deleted tag leaves: its name is never given to another commit.
+pub(crate) fn retired_tag_key(name: &str) -> String {
+    format!("{PREFIX}r/x/{name}")
+}
+
+pub(crate) fn tags_prefix() -> String {
+    format!("{PREFIX}r/t/")
+}
+
+/// The failure of a history record that does not decode: only a damaged file holds one.
+pub(crate) fn damaged(key: &str, what: &'static str) -> StoreError {
+    StoreError::Damaged { backend: "history", operation: "read", key: key.to_owned(), what }
+}
+
+/// What a Zarr key holds in a database with history: a reference to the value, which is written
+/// once under [`object_key`] and never rewritten, so that older versions keep reading it after
+/// the key is overwritten.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The commit that wrote the value.
+    pub seq: u64,
+    /// Its place among the values that commit wrote.
+    pub index: u32,
+    /// The value's length in bytes.
+    pub len: u64,
+}
+
+/// An entry's size in bytes: a kind byte (1: a reference), three zero bytes, the index, the
+/// commit, the length.
+pub(crate) const ENTRY_LEN: usize = 24;
+
+impl Entry {
+    pub fn encode(&self) -> [u8; ENTRY_LEN] {
+        let mut out = [0u8; ENTRY_LEN];
+        out[0] = 1;
+        out[4..8].copy_from_slice(&self.index.to_le_bytes());
+        out[8..16].copy_from_slice(&self.seq.to_le_bytes());
+        out[16..24].copy_from_slice(&self.len.to_le_bytes());
+        out
+    }
+
+    pub fn decode(key: &str, bytes: &[u8]) -> Result<Entry, StoreError> {
+        if bytes.len() != ENTRY_LEN || bytes[..4] != [1, 0, 0, 0] {
+            return Err(damaged(key, "a key of a database with history holds no reference to its value"));
+        }
+        Ok(Entry {
+            index: u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes")),
+            seq: u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")),
+            len: u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")),
+        })
+    }
+}
+
+/// One commit: what `log` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CommitRecord {
+    pub seq: u64,
+    /// 0 for the first commit.
+    pub parent: u64,
+    /// Microseconds since the Unix epoch; each commit's is later than its parent's.
+    pub time_us: u64,
+    /// Keys written or removed.
+    pub changes: u64,
+    /// Bytes of the values written.
+    pub bytes: u64,
+    pub message: String,
+    pub author: String,
+}
+
+const COMMIT_MAGIC: &[u8; 4] = b"ZHC1";
+const CHANGES_MAGIC: &[u8; 4] = b"ZHD1";
+const META_MAGIC: &[u8; 4] = b"ZHM1";
+const REF_MAGIC: &[u8; 4] = b"ZHR1";
+
+/// Append the CRC-32C of everything before it.
+fn seal(mut out: Vec<u8>) -> Vec<u8> {
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The bytes before the CRC of a sealed value that starts with `magic`, or why not.
+fn unseal<'a>(key: &str, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&'a [u8], StoreError> {
+    let Some(body_len) = bytes.len().checked_sub(4).filter(|n| *n >= 4) else {
+        return Err(damaged(key, "a history record is cut short"));
+    };
+    let (body, crc) = bytes.split_at(body_len);
+    if crc32c::crc32c(body).to_le_bytes() != crc {
+        return Err(damaged(key, "a history record fails its checksum"));
+    }
+    if &body[..4] != magic {
+        return Err(damaged(key, "a history record of another kind"));
+    }
+    Ok(&body[4..])
+}
+
+/// Reads little-endian fields off a record, failing (never panicking) when it ends too soon.
+struct Reader<'a> {
+    key: &'a str,
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
+        if self.rest.len() < n {
+            return Err(damaged(self.key, "a history record ends inside a field"));
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, StoreError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+
+    fn u64(&mut self) -> Result<u64, StoreError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    fn text(&mut self) -> Result<String, StoreError> {
+        let len = self.u32()? as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| damaged(self.key, "a history record holds text that is not UTF-8"))
+    }
+
+    fn end(&self) -> Result<(), StoreError> {
+        match self.rest.is_empty() {
+            true => Ok(()),
+            false => Err(damaged(self.key, "a history record holds bytes past its fields")),
+        }
+    }
+}
+
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+}
+
+impl CommitRecord {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = COMMIT_MAGIC.to_vec();
+        for n in [self.seq, self.parent, self.time_us, self.changes, self.bytes] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        put_text(&mut out, &self.message);
+        put_text(&mut out, &self.author);
+        seal(out)
+    }
+
+    pub fn decode(key: &str, bytes: &[u8]) -> Result<CommitRecord, StoreError> {
+        let mut r = Reader { key, rest: unseal(key, bytes, COMMIT_MAGIC)? };
+        let record = CommitRecord {
+            seq: r.u64()?,
+            parent: r.u64()?,
+            time_us: r.u64()?,
+            changes: r.u64()?,
+            bytes: r.u64()?,
+            message: r.text()?,
+            author: r.text()?,
+        };
+        r.end()?;
+        Ok(record)
+    }
+}
+
+/// The changes of one commit: each key it wrote (with its new entry) or removed (`None`).
+pub(crate) fn encode_changes(changes: &BTreeMap<String, Option<Entry>>) -> Vec<u8> {
+    let keys: usize = changes.keys().map(|k| 4 + k.len() + 1 + ENTRY_LEN).sum();
+    let mut out = Vec::with_capacity(16 + keys);
+    out.extend_from_slice(CHANGES_MAGIC);
+    out.extend_from_slice(&(changes.len() as u64).to_le_bytes());
+    for (key, entry) in changes {
+        put_text(&mut out, key);
+        match entry {
+            Some(entry) => {
+                out.push(1);
+                out.extend_from_slice(&entry.encode());
+            }
+            None => out.push(0),
+        }
+    }
+    seal(out)
+}
+
+/// Call `each` with every change recorded under `key`, in key order.
+pub(crate) fn decode_changes(
+    key: &str,
+    bytes: &[u8],
+    mut each: impl FnMut(String, Option<Entry>),
+) -> Result<(), StoreError> {
+    let mut r = Reader { key, rest: unseal(key, bytes, CHANGES_MAGIC)? };
+    let count = r.u64()?;
+    for _ in 0..count {
+        let changed = r.text()?;
+        let entry = match r.take(1)?[0] {
+            0 => None,
+            1 => Some(Entry::decode(key, r.take(ENTRY_LEN)?)?),
+            _ => return Err(damaged(key, "a history record holds an unknown kind of change")),
+        };
+        each(changed, entry);
+    }
+    r.end()
+}
+
+pub(crate) fn encode_meta() -> Vec<u8> {
+    let mut out = META_MAGIC.to_vec();
+    out.extend_from_slice(&LAYOUT.to_le_bytes());
+    seal(out)
+}
+
+/// Check the `meta` record: a layout this build reads.
+pub(crate) fn check_meta(key: &str, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut r = Reader { key, rest: unseal(key, bytes, META_MAGIC)? };
+    let layout = r.u32()?;
+    r.end()?;
+    match layout {
+        LAYOUT => Ok(()),
+        _ => Err(damaged(key, "history in a layout this build does not read")),
+    }
+}
+
+/// A ref (a branch, a tag, a deleted tag's marker, the newest commit): a commit's sequence number.
+pub(crate) fn encode_ref(seq: u64) -> Vec<u8> {
+    let mut out = REF_MAGIC.to_vec();
+    out.extend_from_slice(&seq.to_le_bytes());
+    seal(out)
+}
+
+pub(crate) fn decode_ref(key: &str, bytes: &[u8]) -> Result<u64, StoreError> {
+    let mut r = Reader { key, rest: unseal(key, bytes, REF_MAGIC)? };
+    let seq = r.u64()?;
+    r.end()?;
+    Ok(seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_damage_is_refused() {
+        let record = CommitRecord {
+            seq: 7,
+            parent: 6,
+            time_us: 1 << 50,
+            changes: 3,
+            bytes: 99,
+            message: "fix \u{e9}".into(),
+            author: String::new(),
+        };
+        let bytes = record.encode();
+        assert_eq!(CommitRecord::decode("k", &bytes).unwrap(), record);
+        for cut in 0..bytes.len() {
+            assert!(CommitRecord::decode("k", &bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x10;
+            assert!(CommitRecord::decode("k", &flipped).is_err(), "flip at {at}");
+        }
+        let mut changes = BTreeMap::new();
+        changes.insert("a/c/0".to_owned(), Some(Entry { seq: 7, index: 2, len: 5 }));
+        changes.insert("a/zarr.json".to_owned(), None);
+        let bytes = encode_changes(&changes);
+        let mut back = BTreeMap::new();
+        decode_changes("k", &bytes, |k, e| {
+            back.insert(k, e);
+        })
+        .unwrap();
+        assert_eq!(back, changes);
+        assert!(decode_changes("k", &record.encode(), |_, _| ()).is_err(), "a record of another kind");
+        assert_eq!(decode_ref("k", &encode_ref(42)).unwrap(), 42);
+        check_meta("k", &encode_meta()).unwrap();
+        assert!(Entry::decode("k", &[1, 0, 0]).is_err());
+    }
+
+    #[test]
+    fn a_huge_count_fails_without_allocating() {
+        let mut out = CHANGES_MAGIC.to_vec();
+        out.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode_changes("k", &seal(out), |_, _| ()).is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! History against a model: random transactions, auto-commit writes, erased prefixes, imports,
+//! tags, deleted tags and reopenings on redb, LMDB and sled, mirrored into a map of every
+//! version's contents. After each step, some versions are read back (by tag, by commit id and as
+//! of their time) and must hold exactly their model state; the head must hold the model's
+//! latest; tags never move and a deleted tag's name is refused for good.
+//!
+//! `ZARRDB_HISTORY_STEPS` sets the steps per backend (default 3,400, so CI runs over 10,000; the recorded campaign ran
+//! more, docs/benchmarks.md).
+
+#[path = "common/splitmix.rs"]
+#[allow(dead_code)]
+mod splitmix;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use splitmix::SplitMix;
+use zarrdb::db::{CommitId, VersionRef};
+use zarrdb::error::HistoryError;
+use zarrdb::{Backend, Database, DirectoryStore, Durability, Error, ImportOptions, Store};
+
+type State = BTreeMap<String, Vec<u8>>;
+
+const KEYS: [&str; 9] = ["a/zarr.json", "a/c/0", "a/c/1", "a/b/c/0", "b/zarr.json", "b/c/0", "ab", "z.json", "_x"];
+
+fn steps() -> u64 {
+    std::env::var("ZARRDB_HISTORY_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(3_400)
+}
+
+fn value(rng: &mut SplitMix) -> Vec<u8> {
+    let len = match rng.range(0, 9) {
+        0 => 0,
+        1 => rng.range(65 << 10, 70 << 10) as usize,
+        _ => rng.range(1, 5_000) as usize,
+    };
+    let seed = rng.next_u64();
+    (0..len).map(|i| (seed >> (i % 8 * 8)) as u8 ^ i as u8).collect()
+}
+
+fn open(path: &Path, backend: Backend) -> Database {
+    let mut b = Database::builder();
+    b.backend(backend).durability(Durability::Fast).history(true);
+    b.create(path).unwrap()
+}
+
+/// Everything a store holds, through the store API.
+fn contents(store: &Arc<dyn Store>) -> State {
+    let mut state = State::new();
+    for key in store.list_prefix("").unwrap() {
+        state.insert(key.clone(), store.get(&key).unwrap().expect("listed keys read"));
+    }
+    state
+}
+
+/// Where two states differ, in a line (values are too long to print).
+fn differ(got: &State, want: &State) -> Option<String> {
+    let keys: BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+    let wrong: Vec<String> = keys
+        .into_iter()
+        .filter(|k| got.get(*k) != want.get(*k))
+        .map(|k| format!("{k} ({:?} bytes, want {:?})", got.get(k).map(Vec::len), want.get(k).map(Vec::len)))
+        .collect();
+    (!wrong.is_empty()).then(|| wrong.join(", "))
+}
+
+#[track_caller]
+fn same(got: &State, want: &State, what: String) {
+    if let Some(wrong) = differ(got, want) {
+        panic!("{what}: {wrong}");
+    }
+}
+
+struct Model {
+    head: State,
+    /// Every commit's state, by id, with its time.
+    commits: BTreeMap<CommitId, (std::time::SystemTime, State)>,
+    tags: BTreeMap<String, CommitId>,
+    deleted: BTreeSet<String>,
+}
+
+fn record_head(db: &Database, model: &mut Model) {
+    let tip = db.resolve(&VersionRef::Branch("main".into())).unwrap();
+    match model.commits.get(&tip.id) {
+        Some((_, state)) => same(state, &model.head, "a commit that changed nothing made no version".into()),
+        None => {
+            model.commits.insert(tip.id, (tip.time, model.head.clone()));
+        }
+    }
+}
+
+fn check_version(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
+    let ids: Vec<&CommitId> = model.commits.keys().collect();
+    let id = *ids[rng.range(0, ids.len() as u64 - 1) as usize];
+    let (time, want) = &model.commits[&id];
+    let by_id = db.open_version(&VersionRef::Commit(id)).unwrap();
+    same(&contents(&by_id.store()), want, format!("step {step}: commit {id}"));
+    let as_of = db.open_version(&VersionRef::AsOf(*time)).unwrap();
+    same(&contents(&as_of.store()), want, format!("step {step}: as of commit {id}'s time"));
+    if let Some((name, id)) = model.tags.iter().nth(rng.range(0, model.tags.len() as u64) as usize) {
+        let tagged = db.open_version(&VersionRef::Tag(name.clone())).unwrap();
+        same(&contents(&tagged.store()), &model.commits[id].1, format!("step {step}: tag {name}"));
+    }
+}
+
+fn import_source(dir: &Path, rng: &mut SplitMix, n: u64) -> (std::path::PathBuf, State) {
+    let source = dir.join(format!("source{n}"));
+    std::fs::create_dir(&source).unwrap();
+    let store: Arc<dyn Store> = Arc::new(DirectoryStore::open(&source).unwrap());
+    let meta = zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt8, vec![8], vec![4]);
+    let array = zarrdb::Array::create(store.clone(), "/", meta).unwrap();
+    let values: Vec<u8> = (0..8).map(|_| rng.range(1, 255) as u8).collect();
+    array.write_region(&[0], &[8], &values).unwrap();
+    let prefix = format!("imp{n}/");
+    (source, contents(&store).into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)).collect())
+}
+
+fn run(backend: Backend, seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut db = open(&path, backend);
+    let mut model =
+        Model { head: State::new(), commits: BTreeMap::new(), tags: BTreeMap::new(), deleted: BTreeSet::new() };
+    record_head(&db, &mut model);
+    let mut rng = SplitMix::new(seed, backend as u64);
+    let mut imports = 0;
+    for step in 0..steps() {
+        match rng.range(0, 19) {
+            0..=7 => {
+                let txn = db.begin_write().unwrap();
+                let store = txn.store();
+                for _ in 0..rng.range(1, 4) {
+                    let key = KEYS[rng.range(0, KEYS.len() as u64 - 1) as usize];
+                    if rng.range(0, 3) == 0 {
+                        store.erase(key).unwrap();
+                        model.head.remove(key);
+                    } else {
+                        let v = value(&mut rng);
+                        store.set(key, &v).unwrap();
+                        model.head.insert(key.to_owned(), v);
+                    }
+                }
+                match rng.range(0, 2) {
+                    0 => txn.commit().unwrap(),
+                    1 => txn.commit_with(&format!("step {step}"), "model").unwrap(),
+                    _ => {
+                        txn.abort();
+                        let tip = db.resolve(&VersionRef::Branch("main".into())).unwrap();
+                        model.head = model.commits[&tip.id].1.clone();
+                    }
+                }
+                record_head(&db, &mut model);
+            }
+            8..=10 => {
+                let key = KEYS[rng.range(0, KEYS.len() as u64 - 1) as usize];
+                let v = value(&mut rng);
+                db.store().set(key, &v).unwrap();
+                model.head.insert(key.to_owned(), v);
+                record_head(&db, &mut model);
+            }
+            11 => {
+                let prefix = ["a/", "b/", "a/c/", "", "imp"][rng.range(0, 4) as usize];
+                db.store().erase_prefix(prefix).unwrap();
+                model.head.retain(|k, _| !k.starts_with(prefix));
+                record_head(&db, &mut model);
+            }
+            12 => {
+                imports += 1;
+                let (source, added) = import_source(dir.path(), &mut rng, imports);
+                db.import(&source, &ImportOptions::default().at(format!("/imp{imports}"))).unwrap();
+                model.head.extend(added);
+                // The import made the root group, which the model does not know the bytes of.
+                if !model.head.contains_key("zarr.json") {
+                    model.head.insert("zarr.json".into(), db.store().get("zarr.json").unwrap().expect("root group"));
+                }
+                record_head(&db, &mut model);
+            }
+            13..=14 => {
+                let name = format!("t{}", rng.range(0, 40));
+                let ids: Vec<CommitId> = model.commits.keys().copied().collect();
+                let id = ids[rng.range(0, ids.len() as u64 - 1) as usize];
+                match db.tag(&name, &VersionRef::Commit(id)) {
+                    Ok(tagged) => {
+                        assert_eq!(tagged, id);
+                        assert!(!model.tags.contains_key(&name) && !model.deleted.contains(&name), "{name} was free");
+                        model.tags.insert(name, id);
+                    }
+                    Err(Error::History(HistoryError::TagExists { .. })) => assert!(model.tags.contains_key(&name)),
+                    Err(Error::History(HistoryError::TagDeleted { .. })) => assert!(model.deleted.contains(&name)),
+                    Err(e) => panic!("step {step}: tag {name}: {e}"),
+                }
+            }
+            15 => {
+                if let Some(name) =
+                    model.tags.keys().nth(rng.range(0, 40) as usize % (model.tags.len().max(1))).cloned()
+                {
+                    db.delete_tag(&name).unwrap();
+                    model.tags.remove(&name);
+                    model.deleted.insert(name.clone());
+                    let refused = db.open_version(&VersionRef::Tag(name)).unwrap_err();
+                    assert!(matches!(refused, Error::History(HistoryError::TagDeleted { .. })), "{refused}");
+                }
+            }
+            16 => {
+                drop(db);
+                db = open(&path, backend);
+                assert!(db.keeps_history());
+            }
+            _ => check_version(&db, &model, &mut rng, step),
+        }
+        same(&contents(&db.store()), &model.head, format!("step {step}: the head"));
+    }
+    let tags: BTreeMap<String, CommitId> = db.tags().unwrap().into_iter().collect();
+    assert_eq!(tags, model.tags);
+    let log = db.log().unwrap();
+    assert_eq!(log.len(), model.commits.len(), "one commit per version made");
+    assert!(log.windows(2).all(|w| w[0].parent == Some(w[1].id) && w[0].time > w[1].time));
+    for (id, (_, want)) in &model.commits {
+        same(
+            &contents(&db.open_version(&VersionRef::Commit(*id)).unwrap().store()),
+            want,
+            format!("commit {id} at the end"),
+        );
+    }
+}
+
+#[test]
+fn redb_matches_the_model() {
+    run(Backend::Redb, 0x5eed_0001);
+}
+
+#[test]
+fn lmdb_matches_the_model() {
+    run(Backend::Lmdb, 0x5eed_0002);
+}
+
+#[test]
+fn sled_matches_the_model() {
+    run(Backend::Sled, 0x5eed_0003);
+}
