@@ -29,6 +29,7 @@ mod create;
 mod demo;
 mod diff;
 mod du;
+mod history;
 mod info;
 mod locator;
 mod nodes;
@@ -156,6 +157,33 @@ enum Command {
         /// Print one JSON document: database, backend, bytes_before, bytes_after.
         #[arg(long)]
         json: bool,
+    },
+    /// Show the commits of a database that keeps history, newest first: id, time (seconds since
+    /// the Unix epoch), changes, bytes written, tags, message.
+    #[command(after_help = "Examples:\n  zarrdb log data.zarrdb\n  zarrdb log lmdb:/srv/env --json")]
+    Log {
+        /// Database locator.
+        database: String,
+        /// Print one JSON document per commit: id, parent, time_us, message, author, changes, bytes, tags.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Name a version of a database that keeps history with a tag, for good (or delete a tag: its
+    /// name is never used again).
+    #[command(
+        after_help = "Examples:\n  zarrdb tag data.zarrdb paper-2026\n  zarrdb tag data.zarrdb before-fix --at 000000000000002a\n  zarrdb tag data.zarrdb draft --delete"
+    )]
+    Tag {
+        /// Database locator.
+        database: String,
+        /// The tag.
+        name: String,
+        /// The version to tag: a commit id (16 hexadecimal digits), `main`, or another tag.
+        #[arg(long, default_value = "main")]
+        at: String,
+        /// Delete the tag instead.
+        #[arg(long, conflicts_with = "at")]
+        delete: bool,
     },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     #[command(
@@ -515,6 +543,8 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Check { store, json } => check::run(&store, json),
         Command::Compact { database, json } => compact::run(&database, json),
+        Command::Log { database, json } => history::log(&database, json),
+        Command::Tag { database, name, at, delete } => history::tag(&database, &name, &at, delete),
         Command::Bench { workloads, backends, runs, json, dir, durability } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }

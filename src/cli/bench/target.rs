@@ -10,8 +10,10 @@ use zarrdb::{Backend, Database, DatabaseBuilder, DirectoryStore, Durability, Mem
 use crate::cli::CliError;
 
 /// The backends `zarrdb bench` knows.
-/// `lmdb-log` is LMDB with the commit log (`DatabaseBuilder::lmdb_commit_log`).
-pub(crate) const BACKENDS: [&str; 6] = ["redb", "lmdb", "lmdb-log", "sled", "directory", "memory"];
+/// `lmdb-log` is LMDB with the commit log (`DatabaseBuilder::lmdb_commit_log`); a `-history`
+/// suffix makes a database that keeps history (`DatabaseBuilder::history`), to measure its cost.
+pub(crate) const BACKENDS: [&str; 9] =
+    ["redb", "lmdb", "lmdb-log", "sled", "directory", "memory", "redb-history", "lmdb-history", "sled-history"];
 
 pub(crate) struct Target {
     pub name: String,
@@ -32,9 +34,9 @@ impl Target {
 
     pub fn backend(&self) -> Option<Backend> {
         match self.name.as_str() {
-            "redb" => Some(Backend::Redb),
-            "lmdb" | "lmdb-log" => Some(Backend::Lmdb),
-            "sled" => Some(Backend::Sled),
+            "redb" | "redb-history" => Some(Backend::Redb),
+            "lmdb" | "lmdb-log" | "lmdb-history" => Some(Backend::Lmdb),
+            "sled" | "sled-history" => Some(Backend::Sled),
             _ => None,
         }
     }
@@ -43,6 +45,7 @@ impl Target {
     pub fn builder(&self) -> DatabaseBuilder {
         let mut builder = Database::builder();
         builder.durability(self.durability).lmdb_commit_log(self.name == "lmdb-log");
+        builder.history(self.name.ends_with("-history"));
         if let Some(backend) = self.backend() {
             builder.backend(backend);
         }
