@@ -5,8 +5,9 @@
 //! transactions, group commit, snapshots and bulk writes run above it unchanged. Its commit turns
 //! the batch it is given into the same changes in history's layout, in the same engine
 //! transaction:
-//! - each new value is written once, under `__zarrdb/h/o/<commit><index>`, and never rewritten;
-//!   the Zarr key holds a small entry that refers to it ([`record::Entry`]);
+//! - the Zarr key holds a small entry naming its value ([`record::Entry`]), followed by the value
+//!   when it is small; a larger value is written once, under `__zarrdb/h/o/<commit><index>`, and
+//!   never rewritten; a small one is copied there when a later commit supersedes it;
 //! - the commit's record (parent, time, message), the list of keys it changed with their new
 //!   entries, the newest commit and the `main` branch are written beside them.
 //!
@@ -71,6 +72,10 @@ impl Tip {
     }
 }
 
+/// What a Zarr key holds for a new value (its entry, with the value when inline), and the
+/// value's own key and bytes when it is too large to follow the entry.
+type Placed = (Vec<u8>, Option<(String, Vec<u8>)>);
+
 /// Changes being turned into history's layout: the values, the entries at the Zarr keys, and
 /// the list of what changed.
 struct Recording {
@@ -85,17 +90,22 @@ impl Recording {
         Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new() }
     }
 
-    /// Where `value` of `key` is stored, and the entry `key` gets.
-    fn put(&mut self, key: &str, len: usize) -> Result<(String, [u8; record::ENTRY_LEN]), StoreError> {
+    /// What `key` holds once it is given `value`, and the value's own key when it is too large
+    /// to stay in the entry.
+    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<Placed, StoreError> {
         let index = self.next_index;
         self.next_index = index.checked_add(1).ok_or_else(|| StoreError::Unsupported {
             store: "database with history",
             operation: "a commit of more than 4,294,967,295 values",
         })?;
-        let entry = Entry { seq: self.seq, index, len: len as u64 };
+        let len = value.len();
+        let entry = Entry { inline: len <= record::INLINE_LIMIT, seq: self.seq, index, len: len as u64 };
         self.bytes = self.bytes.saturating_add(len as u64);
         self.changes.insert(key.to_owned(), Some(entry));
-        Ok((record::object_key(&entry), entry.encode()))
+        Ok(match entry.inline {
+            true => ([&entry.encode()[..], &value].concat(), None),
+            false => (entry.encode().to_vec(), Some((record::object_key(&entry), value))),
+        })
     }
 
     /// The bookkeeping that makes the changes commit `seq`, on top of `tip`.
@@ -117,6 +127,25 @@ impl Recording {
             (record::last_key(), record::encode_ref(self.seq)),
         ]
     }
+}
+
+/// Keep the value `key` holds in `snap` readable by the versions that hold it, now that this
+/// commit supersedes it: an inline value is copied under its object key (`keep`). Whether `key`
+/// held a value.
+fn supersede(
+    snap: &dyn KvSnapshot,
+    key: &str,
+    keep: &mut dyn FnMut(String, Vec<u8>) -> Result<(), StoreError>,
+) -> Result<bool, StoreError> {
+    let mut found = None;
+    let held = snap.with_value(key, &mut |bytes| {
+        found =
+            Some(Entry::decode_head(key, bytes).map(|(entry, value)| entry.inline.then(|| (entry, value.to_vec()))));
+    })?;
+    if let Some((entry, value)) = found.transpose()?.flatten() {
+        keep(record::object_key(&entry), value)?;
+    }
+    Ok(held)
 }
 
 impl HistoryEngine {
@@ -167,10 +196,16 @@ impl HistoryEngine {
         })?;
         let mut recording = Recording::new(seq);
         let mut out = WriteBatch::default();
+        let mut kept = BTreeMap::new();
+        let mut keep = |key: String, value: Vec<u8>| {
+            kept.insert(key, Some(value));
+            Ok(())
+        };
         for prefix in batch.erased_prefixes {
             // Prefixes that cover bookkeeping never reach here (`db/transaction.rs`).
             for key in snap.keys(&prefix)? {
                 if !key.starts_with(RESERVED_PREFIX) {
+                    supersede(snap, &key, &mut keep)?;
                     recording.changes.insert(key, None);
                 }
             }
@@ -181,20 +216,22 @@ impl HistoryEngine {
                 out.puts.insert(key, value);
                 continue;
             }
+            let held = supersede(snap, &key, &mut keep)?;
             match value {
                 Some(value) => {
-                    let (object, entry) = recording.put(&key, value.len())?;
-                    out.puts.insert(object, Some(value));
-                    out.puts.insert(key, Some(entry.to_vec()));
+                    let (head, object) = recording.put(&key, value)?;
+                    out.puts.extend(object.map(|(k, v)| (k, Some(v))));
+                    out.puts.insert(key, Some(head));
                 }
                 None => {
-                    if snap.size(&key)?.is_some() {
+                    if held {
                         recording.changes.insert(key.clone(), None);
                     }
                     out.puts.insert(key, None);
                 }
             }
         }
+        out.puts.extend(kept);
         if !recording.changes.is_empty() {
             out.puts.extend(recording.finish(&tip, batch.note).into_iter().map(|(k, v)| (k, Some(v))));
         }
@@ -369,17 +406,31 @@ impl KvBulk for HistoryBulk {
                 out.push((key, value));
                 continue;
             }
-            let (object, entry) = self.recording.put(&key, value.len())?;
-            out.push((object, value));
-            out.push((key, entry.to_vec()));
+            supersede(self.snap.as_ref(), &key, &mut |k, v| {
+                out.push((k, v));
+                Ok(())
+            })?;
+            let (head, object) = self.recording.put(&key, value)?;
+            out.extend(object);
+            out.push((key, head));
         }
         self.inner.put(out)
     }
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
-        let known = self.recording.changes.contains_key(key) || self.snap.size(key)?.is_some();
-        if known && !key.starts_with(RESERVED_PREFIX) {
+        if key.starts_with(RESERVED_PREFIX) {
+            return self.inner.erase(key);
+        }
+        let mut kept = Vec::new();
+        let held = supersede(self.snap.as_ref(), key, &mut |k, v| {
+            kept.push((k, v));
+            Ok(())
+        })?;
+        if held || self.recording.changes.contains_key(key) {
             self.recording.changes.insert(key.to_owned(), None);
+        }
+        if !kept.is_empty() {
+            self.inner.put(kept)?;
         }
         self.inner.erase(key)
     }

@@ -31,6 +31,8 @@ pub(crate) fn changes_key(seq: u64) -> String {
     format!("{PREFIX}d/{seq:016x}")
 }
 
+/// Where a value outside its entry is: written there at once when it is larger than
+/// [`INLINE_LIMIT`], else copied there when a later commit supersedes it.
 pub(crate) fn object_key(entry: &Entry) -> String {
     format!("{PREFIX}o/{:016x}{:08x}", entry.seq, entry.index)
 }
@@ -57,11 +59,20 @@ pub(crate) fn damaged(key: &str, what: &'static str) -> StoreError {
     StoreError::Damaged { backend: "history", operation: "read", key: key.to_owned(), what }
 }
 
-/// What a Zarr key holds in a database with history: a reference to the value, which is written
-/// once under [`object_key`] and never rewritten, so that older versions keep reading it after
-/// the key is overwritten.
+/// Values up to this many bytes are kept in the entry at their Zarr key (one lookup to read, no
+/// second key to write); larger ones are written under [`object_key`] and the entry refers to
+/// them. An inline value is copied under [`object_key`] only when a later commit supersedes it,
+/// so older versions still read it.
+pub(crate) const INLINE_LIMIT: usize = 4096;
+
+/// What a Zarr key holds in a database with history: the entry of its value, which names the
+/// value by the commit that wrote it and its index there, followed by the value itself when it
+/// is inline. A value outside the entry is written once under [`object_key`] and never
+/// rewritten, so older versions keep reading it after the key is overwritten.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// Whether the value follows the entry at its Zarr key (while no later commit superseded it).
+    pub inline: bool,
     /// The commit that wrote the value.
     pub seq: u64,
     /// Its place among the values that commit wrote.
@@ -70,29 +81,55 @@ pub(crate) struct Entry {
     pub len: u64,
 }
 
-/// An entry's size in bytes: a kind byte (1: a reference), three zero bytes, the index, the
-/// commit, the length.
+/// An entry's size in bytes: a kind byte (1: the value is elsewhere, 2: it follows), three zero
+/// bytes, the index, the commit, the length.
 pub(crate) const ENTRY_LEN: usize = 24;
 
 impl Entry {
     pub fn encode(&self) -> [u8; ENTRY_LEN] {
         let mut out = [0u8; ENTRY_LEN];
-        out[0] = 1;
+        out[0] = if self.inline { 2 } else { 1 };
         out[4..8].copy_from_slice(&self.index.to_le_bytes());
         out[8..16].copy_from_slice(&self.seq.to_le_bytes());
         out[16..24].copy_from_slice(&self.len.to_le_bytes());
         out
     }
 
+    /// The entry alone (as the list of a commit's changes holds it).
     pub fn decode(key: &str, bytes: &[u8]) -> Result<Entry, StoreError> {
-        if bytes.len() != ENTRY_LEN || bytes[..4] != [1, 0, 0, 0] {
-            return Err(damaged(key, "a key of a database with history holds no reference to its value"));
+        let inline = match bytes {
+            [1, 0, 0, 0, ..] => false,
+            [2, 0, 0, 0, ..] => true,
+            _ => return Err(damaged(key, "a key of a database with history holds no entry of its value")),
+        };
+        if bytes.len() != ENTRY_LEN {
+            return Err(damaged(key, "an entry of a database with history has the wrong length"));
         }
         Ok(Entry {
+            inline,
             index: u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes")),
             seq: u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")),
             len: u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")),
         })
+    }
+
+    /// What a Zarr key holds: the entry, and the value when it is inline.
+    pub fn decode_head<'a>(key: &str, bytes: &'a [u8]) -> Result<(Entry, &'a [u8]), StoreError> {
+        let (head, value) = bytes.split_at(bytes.len().min(ENTRY_LEN));
+        let entry = Entry::decode(key, head)?;
+        let fits = match entry.inline {
+            true => value.len() as u64 == entry.len,
+            false => value.is_empty(),
+        };
+        match fits {
+            true => Ok((entry, value)),
+            false => Err(damaged(key, "a value of a database with history is not as long as its entry says")),
+        }
+    }
+
+    /// Whether `other` names the same value.
+    pub fn same_value(&self, other: &Entry) -> bool {
+        (self.seq, self.index) == (other.seq, other.index)
     }
 }
 
@@ -306,7 +343,8 @@ mod tests {
             assert!(CommitRecord::decode("k", &flipped).is_err(), "flip at {at}");
         }
         let mut changes = BTreeMap::new();
-        changes.insert("a/c/0".to_owned(), Some(Entry { seq: 7, index: 2, len: 5 }));
+        changes.insert("a/c/0".to_owned(), Some(Entry { inline: false, seq: 7, index: 2, len: 5 }));
+        changes.insert("a/c/1".to_owned(), Some(Entry { inline: true, seq: 7, index: 3, len: 2 }));
         changes.insert("a/zarr.json".to_owned(), None);
         let bytes = encode_changes(&changes);
         let mut back = BTreeMap::new();
@@ -319,6 +357,13 @@ mod tests {
         assert_eq!(decode_ref("k", &encode_ref(42)).unwrap(), 42);
         check_meta("k", &encode_meta()).unwrap();
         assert!(Entry::decode("k", &[1, 0, 0]).is_err());
+        let inline = Entry { inline: true, seq: 9, index: 0, len: 3 };
+        let mut head = inline.encode().to_vec();
+        head.extend_from_slice(b"abc");
+        assert_eq!(Entry::decode_head("k", &head).unwrap(), (inline, &b"abc"[..]));
+        assert!(Entry::decode_head("k", &head[..head.len() - 1]).is_err(), "a value cut short");
+        let far = Entry { inline: false, ..inline };
+        assert!(Entry::decode_head("k", &[&far.encode()[..], b"x"].concat()).is_err(), "bytes after a reference");
     }
 
     #[test]

@@ -15,17 +15,24 @@ fn past_history() -> String {
     format!("{}0", PREFIX.trim_end_matches('/'))
 }
 
-/// The value of `entry`, which `key` refers to, or why it is missing.
+/// The failure of a value a key's entry names that is nowhere.
 fn missing(key: &str) -> StoreError {
-    damaged(key, "the value a key of a database with history refers to is missing")
+    damaged(key, "the value a key of a database with history names is missing")
 }
 
-fn read_entry(snap: &dyn KvSnapshot, entry: &Entry, key: &str) -> Result<Vec<u8>, StoreError> {
-    let value = snap.get(&object_key(entry))?.ok_or_else(|| missing(key))?;
-    match value.len() as u64 == entry.len {
-        true => Ok(value),
-        false => Err(damaged(key, "a value of a database with history is not as long as its reference says")),
-    }
+/// The failure of a stored value whose length is not its entry's.
+fn wrong_length(key: &str) -> StoreError {
+    damaged(key, "a value of a database with history is not as long as its entry says")
+}
+
+/// Where the value a version reads at a key is.
+enum Found {
+    /// Nowhere: the key is absent.
+    Absent,
+    /// In the entry at the key (the head's, or a version's whose value is still the head's).
+    Inline(Vec<u8>),
+    /// Under its object key.
+    Object(Entry),
 }
 
 /// The latest commit, through the entries at the Zarr keys. History's own keys are hidden.
@@ -34,68 +41,106 @@ pub(crate) struct Head {
 }
 
 impl Head {
-    /// The entry at `key`; `None` for an absent key and for history's own keys.
-    fn entry(&self, key: &str) -> Result<Option<Entry>, StoreError> {
-        if key.starts_with(PREFIX) {
-            return Ok(None);
-        }
-        let Some(bytes) = self.inner.get(key)? else { return Ok(None) };
-        Entry::decode(key, &bytes).map(Some)
+    /// Where the value at `key` is, copying it only when it is inline and `copy` says so.
+    fn find(&self, key: &str, copy: bool) -> Result<(Found, u64), StoreError> {
+        let mut found = Ok((Found::Absent, 0));
+        self.inner.with_value(key, &mut |bytes| {
+            found = Entry::decode_head(key, bytes).map(|(entry, value)| match entry.inline {
+                true => (Found::Inline(if copy { value.to_vec() } else { Vec::new() }), entry.len),
+                false => (Found::Object(entry), entry.len),
+            });
+        })?;
+        found
     }
 
-    /// Whether `key` is a Zarr key (referring to a value), not bookkeeping stored as it is.
-    fn refers(key: &str) -> bool {
-        !key.starts_with(crate::key::RESERVED_PREFIX)
+    /// Whether `key` is bookkeeping stored as it is (history's own keys are hidden): `Some` of
+    /// what the engine answers for it then.
+    fn bookkeeping(key: &str) -> Option<bool> {
+        key.starts_with(crate::key::RESERVED_PREFIX).then(|| !key.starts_with(PREFIX))
     }
+}
+
+/// Read the value of `entry` at its object key, checking its length.
+fn read_object(snap: &dyn KvSnapshot, entry: &Entry, key: &str) -> Result<Vec<u8>, StoreError> {
+    let value = snap.get(&object_key(entry))?.ok_or_else(|| missing(key))?;
+    match value.len() as u64 == entry.len {
+        true => Ok(value),
+        false => Err(wrong_length(key)),
+    }
+}
+
+fn out_of_range(key: &str, range: ByteRange, len: u64) -> StoreError {
+    StoreError::RangeOutOfBounds { key: key.to_owned(), range: range.describe(), len }
 }
 
 impl KvSnapshot for Head {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        if !Head::refers(key) {
-            return match key.starts_with(PREFIX) {
-                true => Ok(None),
-                false => self.inner.get(key),
-            };
+        match Head::bookkeeping(key) {
+            Some(true) => return self.inner.get(key),
+            Some(false) => return Ok(None),
+            None => {}
         }
-        let Some(entry) = self.entry(key)? else { return Ok(None) };
-        read_entry(self.inner.as_ref(), &entry, key).map(Some)
+        match self.find(key, true)?.0 {
+            Found::Absent => Ok(None),
+            Found::Inline(value) => Ok(Some(value)),
+            Found::Object(entry) => read_object(self.inner.as_ref(), &entry, key).map(Some),
+        }
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
-        if !Head::refers(key) {
-            return match key.starts_with(PREFIX) {
-                true => Ok(None),
-                false => self.inner.get_range(key, range),
-            };
+        match Head::bookkeeping(key) {
+            Some(true) => return self.inner.get_range(key, range),
+            Some(false) => return Ok(None),
+            None => {}
         }
-        let Some(entry) = self.entry(key)? else { return Ok(None) };
-        if range.resolve(entry.len).is_none() {
-            return Err(StoreError::RangeOutOfBounds { key: key.to_owned(), range: range.describe(), len: entry.len });
+        let (found, len) = self.find(key, true)?;
+        if !matches!(found, Found::Absent) && range.resolve(len).is_none() {
+            return Err(out_of_range(key, range, len));
         }
-        self.inner.get_range(&object_key(&entry), range)?.ok_or_else(|| missing(key)).map(Some)
+        match found {
+            Found::Absent => Ok(None),
+            Found::Inline(value) => Ok(range.resolve(len).map(|r| value[r].to_vec())),
+            Found::Object(entry) => {
+                self.inner.get_range(&object_key(&entry), range)?.ok_or_else(|| missing(key)).map(Some)
+            }
+        }
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        if !Head::refers(key) {
-            return match key.starts_with(PREFIX) {
-                true => Ok(None),
-                false => self.inner.size(key),
-            };
+        match Head::bookkeeping(key) {
+            Some(true) => return self.inner.size(key),
+            Some(false) => return Ok(None),
+            None => {}
         }
-        Ok(self.entry(key)?.map(|e| e.len))
+        Ok(match self.find(key, false)? {
+            (Found::Absent, _) => None,
+            (_, len) => Some(len),
+        })
     }
 
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        if !Head::refers(key) {
-            return match key.starts_with(PREFIX) {
-                true => Ok(false),
-                false => self.inner.with_value(key, read),
-            };
+        match Head::bookkeeping(key) {
+            Some(true) => return self.inner.with_value(key, read),
+            Some(false) => return Ok(false),
+            None => {}
         }
-        let Some(entry) = self.entry(key)? else { return Ok(false) };
-        match self.inner.with_value(&object_key(&entry), read)? {
-            true => Ok(true),
-            false => Err(missing(key)),
+        // An inline value is lent where the engine holds it; a larger one is read from its key.
+        let mut elsewhere = Ok(None);
+        let held = self.inner.with_value(key, &mut |bytes| {
+            elsewhere = Entry::decode_head(key, bytes).map(|(entry, value)| match entry.inline {
+                true => {
+                    read(value);
+                    None
+                }
+                false => Some(entry),
+            });
+        })?;
+        match elsewhere? {
+            Some(entry) => match self.inner.with_value(&object_key(&entry), read)? {
+                true => Ok(true),
+                false => Err(missing(key)),
+            },
+            None => Ok(held),
         }
     }
 
@@ -131,16 +176,35 @@ pub(crate) struct Version {
     pub entries: BTreeMap<String, Entry>,
 }
 
+impl Version {
+    /// The value `entry` names at `key`: an inline value is in the head's entry while no later
+    /// commit superseded it, and under its object key once one did (copied in that commit).
+    fn read(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
+        if entry.inline {
+            let mut found = Ok(None);
+            self.inner.with_value(key, &mut |bytes| {
+                found =
+                    Entry::decode_head(key, bytes).map(|(head, value)| head.same_value(entry).then(|| value.to_vec()));
+            })?;
+            if let Some(value) = found? {
+                return Ok(value);
+            }
+        }
+        read_object(self.inner.as_ref(), entry, key)
+    }
+}
+
 impl KvSnapshot for Version {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(None) };
-        read_entry(self.inner.as_ref(), entry, key).map(Some)
+        self.read(key, entry).map(Some)
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(None) };
-        if range.resolve(entry.len).is_none() {
-            return Err(StoreError::RangeOutOfBounds { key: key.to_owned(), range: range.describe(), len: entry.len });
+        let Some(r) = range.resolve(entry.len) else { return Err(out_of_range(key, range, entry.len)) };
+        if entry.inline {
+            return Ok(Some(self.read(key, entry)?[r].to_vec()));
         }
         self.inner.get_range(&object_key(entry), range)?.ok_or_else(|| missing(key)).map(Some)
     }
@@ -151,6 +215,10 @@ impl KvSnapshot for Version {
 
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(false) };
+        if entry.inline {
+            read(&self.read(key, entry)?);
+            return Ok(true);
+        }
         match self.inner.with_value(&object_key(entry), read)? {
             true => Ok(true),
             false => Err(missing(key)),
