@@ -1,5 +1,5 @@
 //! History against a model: random transactions, auto-commit writes, erased prefixes, imports,
-//! tags, deleted tags and reopenings on redb, LMDB and sled, mirrored into a map of every
+//! tags, deleted tags, restores of a node to an older version and reopenings on redb, LMDB and sled, mirrored into a map of every
 //! version's contents. After each step, some versions are read back (by tag, by commit id and as
 //! of their time) and must hold exactly their model state; the head must hold the model's
 //! latest; tags never move and a deleted tag's name is refused for good.
@@ -200,6 +200,18 @@ fn run(backend: Backend, seed: u64) {
                     let refused = db.open_version(&VersionRef::Tag(name)).unwrap_err();
                     assert!(matches!(refused, Error::History(HistoryError::TagDeleted { .. })), "{refused}");
                 }
+            }
+            16 if rng.range(0, 1) == 0 => {
+                let (node, prefix) = [("/", ""), ("/a", "a/"), ("/b", "b/")][rng.range(0, 2) as usize];
+                let ids: Vec<CommitId> = model.commits.keys().copied().collect();
+                let id = ids[rng.range(0, ids.len() as u64 - 1) as usize];
+                let then = &model.commits[&id].1;
+                db.restore(node, &VersionRef::Commit(id)).unwrap();
+                model.head.retain(|k, _| !k.starts_with(prefix));
+                model
+                    .head
+                    .extend(then.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(k, v)| (k.clone(), v.clone())));
+                record_head(&db, &mut model);
             }
             16 => {
                 drop(db);

@@ -6,8 +6,9 @@
 use pyo3::create_exception;
 use pyo3::prelude::*;
 use zarrdb::error::{
-    ArrayError as LibArray, CodecError as LibCodec, CompactError as LibCompact, NodeError as LibNode,
-    OpenError as LibOpen, StoreError as LibStore, TransactionError as LibTransaction, TransferError as LibTransfer,
+    ArrayError as LibArray, CodecError as LibCodec, CompactError as LibCompact, HistoryError as LibHistory,
+    NodeError as LibNode, OpenError as LibOpen, StoreError as LibStore, TransactionError as LibTransaction,
+    TransferError as LibTransfer,
 };
 
 create_exception!(zarrdb, Error, pyo3::exceptions::PyException, "Base class of every zarrdb error.");
@@ -22,6 +23,7 @@ create_exception!(zarrdb, LockedError, OpenError, "Another process holds the dat
 create_exception!(zarrdb, TransactionError, Error, "A transaction could not begin or end.");
 create_exception!(zarrdb, TransferError, Error, "An import, export or copy failed.");
 create_exception!(zarrdb, CompactError, Error, "A compaction failed or was refused; the data is unchanged.");
+create_exception!(zarrdb, HistoryError, Error, "An operation on a database's history (log, tags, versions) failed.");
 
 /// What an error names, beside its message: the attributes of the Python exception.
 #[derive(Default)]
@@ -82,6 +84,7 @@ pub(crate) fn to_py_ref(error: &zarrdb::Error) -> PyErr {
         zarrdb::Error::Transaction(_) => TransactionError::new_err(message),
         zarrdb::Error::Transfer(_) => TransferError::new_err(message),
         zarrdb::Error::Compact(_) => CompactError::new_err(message),
+        zarrdb::Error::History(_) => HistoryError::new_err(message),
         // The enum is non-exhaustive: a family added later is still a zarrdb.Error.
         _ => Error::new_err(message),
     };
@@ -141,6 +144,7 @@ fn context(error: &zarrdb::Error) -> Context {
             }
             _ => Context::kind("compact"),
         },
+        zarrdb::Error::History(e) => history_context(e),
         _ => Context::kind("other"),
     }
 }
@@ -262,5 +266,20 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TransactionError", py.get_type::<TransactionError>())?;
     m.add("TransferError", py.get_type::<TransferError>())?;
     m.add("CompactError", py.get_type::<CompactError>())?;
+    m.add("HistoryError", py.get_type::<HistoryError>())?;
     Ok(())
+}
+
+/// The kinds of `zarrdb.HistoryError` (docs/python.md).
+fn history_context(error: &LibHistory) -> Context {
+    match error {
+        LibHistory::Off { database } => Context::kind("history_off").path(database),
+        LibHistory::CannotStart { database, .. } => Context::kind("cannot_start").path(database),
+        LibHistory::NotFound { database, .. } => Context::kind("not_found").path(database),
+        LibHistory::TagExists { database, .. } => Context::kind("tag_exists").path(database),
+        LibHistory::TagDeleted { database, .. } => Context::kind("tag_deleted").path(database),
+        LibHistory::InvalidName { .. } => Context::kind("invalid_name"),
+        LibHistory::InvalidCommitId { .. } => Context::kind("invalid_commit_id"),
+        _ => Context::kind("history"),
+    }
 }

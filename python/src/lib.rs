@@ -16,6 +16,7 @@ mod value;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use zarrdb::db::VersionRef;
 use zarrdb::hierarchy::RawAccess;
 use zarrdb::store::ByteRange;
 use zarrdb::{Backend, Durability, Store};
@@ -45,7 +46,7 @@ impl Database {
     /// `read_only` opens it without ever writing its files, unless a writable handle of this
     /// process is open on it already (`registry::open`).
     #[staticmethod]
-    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false, read_only=false))]
+    #[pyo3(signature = (path, create, backend=None, durability=None, multi_process=false, cache_size=None, commit_log=false, read_only=false, history=false))]
     #[expect(clippy::too_many_arguments, reason = "Python's keyword arguments, passed through")]
     fn open(
         py: Python<'_>,
@@ -57,6 +58,7 @@ impl Database {
         cache_size: Option<usize>,
         commit_log: bool,
         read_only: bool,
+        history: bool,
     ) -> PyResult<Database> {
         let backend = match backend.unwrap_or("redb") {
             "redb" => Backend::Redb,
@@ -80,7 +82,7 @@ impl Database {
         if commit_log && backend != Backend::Lmdb {
             return Err(pyo3::exceptions::PyValueError::new_err("commit_log applies to backend='lmdb' only"));
         }
-        let settings = registry::Settings { durability, multi_process, cache_size, commit_log };
+        let settings = registry::Settings { durability, multi_process, cache_size, commit_log, history };
         let db =
             py.detach(|| registry::open(&path, create && !read_only, read_only, backend, settings)).map_err(to_py)?;
         Ok(Database { db })
@@ -95,6 +97,63 @@ impl Database {
     fn snapshot(&self, py: Python<'_>) -> PyResult<NativeStore> {
         let snapshot = py.detach(|| self.db.db()?.begin_read()).map_err(to_py)?;
         Ok(NativeStore { store: Some(snapshot.store()), db: self.db.clone(), checked: true, auto_commit: false })
+    }
+
+    /// A read-only store of one version of a database that keeps history: `reference` names it
+    /// (a tag, `main`, or a commit id of 16 hexadecimal digits), or `as_of_us` (microseconds
+    /// since the Unix epoch) takes the newest commit made then or before.
+    #[pyo3(signature = (reference=None, as_of_us=None))]
+    fn version(&self, py: Python<'_>, reference: Option<&str>, as_of_us: Option<u64>) -> PyResult<NativeStore> {
+        let at = match (reference, as_of_us) {
+            (Some(text), None) => VersionRef::named(text),
+            (None, Some(us)) => VersionRef::AsOf(std::time::UNIX_EPOCH + std::time::Duration::from_micros(us)),
+            _ => return Err(pyo3::exceptions::PyValueError::new_err("give a version or a time, not both or neither")),
+        };
+        let snapshot = py.detach(|| self.db.db()?.open_version(&at)).map_err(to_py)?;
+        Ok(NativeStore { store: Some(snapshot.store()), db: self.db.clone(), checked: true, auto_commit: false })
+    }
+
+    /// The commits of `main`, newest first: (id, parent or None, time in µs since the Unix
+    /// epoch, message, author, changes, bytes written).
+    #[expect(clippy::type_complexity, reason = "a Python tuple per commit")]
+    fn log(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, u64, String, String, u64, u64)>> {
+        let log = py.detach(|| self.db.db()?.log()).map_err(to_py)?;
+        Ok(log
+            .into_iter()
+            .map(|c| {
+                let us = c.time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64);
+                (c.id.to_string(), c.parent.map(|p| p.to_string()), us, c.message, c.author, c.changes, c.bytes)
+            })
+            .collect())
+    }
+
+    /// Tag the version `at` names (as `version` reads it) as `name`, for good; its commit id.
+    fn tag(&self, py: Python<'_>, name: &str, at: &str) -> PyResult<String> {
+        let id = py.detach(|| self.db.db()?.tag(name, &VersionRef::named(at))).map_err(to_py)?;
+        Ok(id.to_string())
+    }
+
+    /// Delete tag `name`; the name is never used again.
+    fn delete_tag(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        py.detach(|| self.db.db()?.delete_tag(name)).map_err(to_py)
+    }
+
+    /// Make `node` hold again what it held in the version `at` names, as one new commit; the
+    /// commit id the database is at afterwards.
+    fn restore(&self, py: Python<'_>, node: &str, at: &str) -> PyResult<String> {
+        let commit = py.detach(|| self.db.db()?.restore(node, &VersionRef::named(at))).map_err(to_py)?;
+        Ok(commit.id.to_string())
+    }
+
+    /// Every tag and the commit id it names.
+    fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let tags = py.detach(|| self.db.db()?.tags()).map_err(to_py)?;
+        Ok(tags.into_iter().map(|(name, id)| (name, id.to_string())).collect())
+    }
+
+    /// Whether the database keeps history.
+    fn keeps_history(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| Ok::<_, zarrdb::Error>(self.db.db()?.keeps_history())).map_err(to_py)
     }
 
     /// Begin a write transaction (waits while another one is open).

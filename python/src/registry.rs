@@ -236,6 +236,8 @@ pub(crate) struct Settings {
     pub(crate) cache_size: Option<usize>,
     /// LMDB behind zarrdb's commit log.
     pub(crate) commit_log: bool,
+    /// Keep history (`DatabaseBuilder::history`): applies when the database is created.
+    pub(crate) history: bool,
 }
 
 /// The live handle on `path`, or a new one. The first writable opener's durability,
@@ -253,7 +255,7 @@ pub(crate) fn open(
     backend: Backend,
     settings: Settings,
 ) -> Result<Arc<Entry>, zarrdb::Error> {
-    let Settings { durability, multi_process, cache_size, commit_log } = settings;
+    let Settings { durability, multi_process, cache_size, commit_log, history } = settings;
     let mut builder = Database::builder();
     builder
         .backend(backend)
@@ -262,6 +264,7 @@ pub(crate) fn open(
         .redb_cache_size(cache_size.unwrap_or(DEFAULT_REDB_CACHE))
         // The log is a writer's way of committing; a read-only handle only reads what it holds.
         .lmdb_commit_log(commit_log && !read_only)
+        .history(history)
         .read_only(read_only);
     // Held while opening, so two threads opening one path do not both reach the engine's lock.
     let mut handles = handles().lock().unwrap_or_else(PoisonError::into_inner);

@@ -16,9 +16,12 @@ use crate::errors::to_py;
 use crate::registry::Entry;
 use crate::NativeStore;
 
-/// How a transaction's owner thread is told to end it (true commits, false aborts), and how it
-/// answers.
-type EndChannel = (mpsc::Sender<bool>, mpsc::Receiver<Result<(), zarrdb::Error>>);
+/// How a transaction's owner thread is told to end it (`Some` commits with that note, `None`
+/// aborts), and how it answers.
+type EndChannel = (mpsc::Sender<Option<Note>>, mpsc::Receiver<Result<(), zarrdb::Error>>);
+
+/// A commit's message and author (recorded by a database that keeps history).
+type Note = (String, String);
 
 /// An open write transaction.
 #[pyclass(frozen, module = "zarrdb._native")]
@@ -32,7 +35,7 @@ pub(crate) struct Txn {
 impl Txn {
     pub(crate) fn begin(db: Arc<Entry>) -> Result<Txn, zarrdb::Error> {
         let (started_tx, started_rx) = mpsc::channel();
-        let (end_tx, end_rx) = mpsc::channel::<bool>();
+        let (end_tx, end_rx) = mpsc::channel::<Option<Note>>();
         let (done_tx, done_rx) = mpsc::channel();
         let database = db.db()?;
         std::thread::Builder::new()
@@ -50,7 +53,7 @@ impl Txn {
                 }
                 // A dropped sender (the Python object collected unfinished) aborts.
                 let result = match end_rx.recv() {
-                    Ok(true) => txn.commit(),
+                    Ok(Some((message, author))) => txn.commit_with(&message, &author),
                     _ => {
                         txn.abort();
                         Ok(())
@@ -67,9 +70,9 @@ impl Txn {
         Ok(Txn { store, db, end: Mutex::new(Some((end_tx, done_rx))) })
     }
 
-    fn finish(&self, commit: bool) -> Result<(), zarrdb::Error> {
+    fn finish(&self, commit: Option<Note>) -> Result<(), zarrdb::Error> {
         let Some((end, done)) = self.end.lock().unwrap_or_else(|p| p.into_inner()).take() else {
-            return Err(ended(if commit { "commit" } else { "abort" }).into());
+            return Err(ended(if commit.is_some() { "commit" } else { "abort" }).into());
         };
         end.send(commit).map_err(|_| ended("commit"))?;
         done.recv().map_err(|_| ended("commit"))?
@@ -88,13 +91,15 @@ impl Txn {
     }
 
     /// Apply every write atomically (durably, in durable mode).
-    fn commit(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.finish(true)).map_err(to_py)
+    /// `message` and `author` are recorded with the commit by a database that keeps history.
+    #[pyo3(signature = (message=String::new(), author=String::new()))]
+    fn commit(&self, py: Python<'_>, message: String, author: String) -> PyResult<()> {
+        py.detach(|| self.finish(Some((message, author)))).map_err(to_py)
     }
 
     /// Discard every write.
     fn abort(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.finish(false)).map_err(to_py)
+        py.detach(|| self.finish(None)).map_err(to_py)
     }
 
     /// Whether commit or abort has run.

@@ -3,20 +3,10 @@
 
 use std::time::UNIX_EPOCH;
 
-use zarrdb::db::{CommitId, VersionRef};
+use zarrdb::db::VersionRef;
 use zarrdb::Database;
 
 use super::{locator, CliResult};
-
-/// A version as the command line names it: 16 hexadecimal digits are a commit, `main` the
-/// branch, anything else a tag.
-pub(crate) fn version_ref(text: &str) -> VersionRef {
-    match text.parse::<CommitId>() {
-        Ok(id) => VersionRef::Commit(id),
-        Err(_) if text == "main" => VersionRef::Branch(text.to_owned()),
-        Err(_) => VersionRef::Tag(text.to_owned()),
-    }
-}
 
 pub(crate) fn log(database: &str, json: bool) -> CliResult {
     let (backend, path) = locator::database(database, "log")?;
@@ -61,7 +51,7 @@ pub(crate) fn tag(database: &str, name: &str, at: &str, delete: bool) -> CliResu
         db.delete_tag(name)?;
         outln!("deleted tag {}", name.escape_debug())?;
     } else {
-        let id = db.tag(name, &version_ref(at))?;
+        let id = db.tag(name, &VersionRef::named(at))?;
         outln!("tagged {id} as {}", name.escape_debug())?;
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Database, DbShared, Snapshot, Transaction};
 use crate::error::{Error, HistoryError};
-use crate::store::history::{read, Commit, HistoryEngine};
+use crate::store::history::{read, Commit, HistoryEngine, MAIN};
 use crate::store::kv::{CommitNote, KvSnapshot};
 
 /// A commit of a database that keeps history: its number in the database, counted from 1 (the
@@ -94,6 +94,25 @@ pub enum VersionRef {
     Commit(CommitId),
     /// The newest commit on `main` made at or before a time.
     AsOf(SystemTime),
+}
+
+impl VersionRef {
+    /// A version as text names it (the command line's `DB@VERSION`, Python's `version=`): 16
+    /// hexadecimal digits are a commit, `main` is the branch, anything else is a tag.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// assert_eq!(VersionRef::named("main"), VersionRef::Branch("main".into()));
+    /// assert_eq!(VersionRef::named("paper-2026"), VersionRef::Tag("paper-2026".into()));
+    /// assert!(matches!(VersionRef::named("000000000000002a"), VersionRef::Commit(id) if id.sequence() == 42));
+    /// ```
+    pub fn named(text: &str) -> VersionRef {
+        match text.parse::<CommitId>() {
+            Ok(id) => VersionRef::Commit(id),
+            Err(_) if text == MAIN => VersionRef::Branch(text.to_owned()),
+            Err(_) => VersionRef::Tag(text.to_owned()),
+        }
+    }
 }
 
 impl std::fmt::Display for VersionRef {
@@ -257,6 +276,51 @@ impl Database {
         let commit = self.shared.resolve(snap.as_ref(), at)?;
         let version = read::version(snap, &commit)?;
         Ok(Snapshot::of_version(&self.shared, version))
+    }
+}
+
+impl Database {
+    /// Make the node at `node` (`"/"` for the whole hierarchy) hold again exactly what it held in
+    /// the version `at` names, as one new commit: its keys of then are written back and its keys
+    /// made since are removed; nodes elsewhere are untouched and history is never rewritten (the
+    /// bad version stays readable). Returns the commit the database is at afterwards (the one
+    /// before when nothing differed). It reads the node's values at both ends.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Database};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("r.zarrdb"))?;
+    /// let a = Array::create(db.store(), "/a", ArrayMetadata::new(DataType::UInt8, vec![2], vec![1]))?;
+    /// a.write_region(&[0], &[2], &[1u8, 2])?;
+    /// let good = db.resolve(&VersionRef::Branch("main".into()))?.id;
+    /// a.write_region(&[0], &[2], &[0u8, 0])?; // a bad overwrite
+    /// db.restore("/a", &VersionRef::Commit(good))?;
+    /// assert_eq!(a.read_all::<u8>()?, vec![1, 2]);
+    /// assert_eq!(db.log()?[0].message, "restore /a to commit ".to_owned() + &good.to_string());
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn restore(&self, node: &str, at: &VersionRef) -> Result<CommitInfo, Error> {
+        let node = crate::key::path::NodePath::parse(node)?;
+        let prefix = node.key_prefix();
+        let version = self.open_version(at)?.store();
+        let txn = self.begin_write()?;
+        let store = txn.store();
+        let then = version.list_prefix(&prefix)?;
+        let kept: std::collections::BTreeSet<&str> = then.iter().map(String::as_str).collect();
+        for key in store.list_prefix(&prefix)? {
+            if !kept.contains(key.as_str()) {
+                store.erase(&key)?;
+            }
+        }
+        for key in &then {
+            let value = version.get(key)?.ok_or_else(|| self.shared.not_found(at))?;
+            if store.get(key)?.as_deref() != Some(&value[..]) {
+                store.set(key, &value)?;
+            }
+        }
+        txn.commit_with(&format!("restore {} to {at}", node.as_str()), "")?;
+        self.resolve(&VersionRef::Branch(MAIN.to_owned()))
     }
 }
 

@@ -15,6 +15,7 @@ from ._native import (
     CompactError,
     DiskFullError,
     Error,
+    HistoryError,
     LockedError,
     MetadataError,
     NodeError,
@@ -25,15 +26,17 @@ from ._native import (
 )
 from ._errors import TransactionClosedError
 from ._pipeline import CodecPipeline
-from ._store import ZarrdbStore
+from ._store import Commit, ZarrdbStore
 
 __all__ = [
     "ArrayError",
     "CodecError",
     "CodecPipeline",
+    "Commit",
     "CompactError",
     "DiskFullError",
     "Error",
+    "HistoryError",
     "LockedError",
     "MetadataError",
     "NodeError",

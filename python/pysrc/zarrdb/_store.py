@@ -15,12 +15,13 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import datetime
 import itertools
 import os
 import threading
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from zarr.abc.store import (
     ByteRequest,
@@ -234,6 +235,18 @@ class ZarrdbStore(Store):
         times as fast: docs/benchmarks.md), but the database folder is held by this process
         alone: another process that opens it gets ``zarrdb.LockedError`` until this one closes
         it. A crash is recovered by the next open, with or without the log.
+    history
+        Create the database keeping history: every commit becomes a version that can be read
+        later (``version=``), listed (``log()``) and tagged (``tag()``). It applies when the
+        database is created (or holds no data yet); a database that keeps history keeps it
+        whatever this says.
+    version
+        Read one version of a database that keeps history instead of its latest state: a tag, a
+        commit id (16 hexadecimal digits) or ``"main"``. The store is read-only and does not
+        change while writers commit. It reopens by name when pickled (dask's processes).
+    as_of
+        Read the newest version made at or before this time (a ``datetime``, or seconds since
+        the Unix epoch); read-only like ``version``.
     """
 
     supports_writes: bool = True
@@ -247,6 +260,10 @@ class ZarrdbStore(Store):
     _validate_metadata: bool
     _cache_size: int | None
     _commit_log: bool
+    _history: bool
+    # The version read (`version=` or `as_of=` in microseconds), or None for the latest state.
+    _version: str | None
+    _as_of_us: int | None
     _placement: ReadPlacement
     _db: _native.Database | None
     _native_store: _native.Store | None
@@ -268,7 +285,18 @@ class ZarrdbStore(Store):
         validate_metadata: bool = True,
         cache_size: int | None = None,
         commit_log: bool = False,
+        history: bool = False,
+        version: str | None = None,
+        as_of: datetime.datetime | float | None = None,
     ) -> None:
+        if version is not None and as_of is not None:
+            raise ValueError("give version= or as_of=, not both")
+        if version is not None and not isinstance(version, str):
+            raise ValueError(f"version must be a tag, a commit id or 'main', not {version!r}")
+        as_of_us = _microseconds(as_of) if as_of is not None else None
+        if (version is not None or as_of_us is not None) and not read_only:
+            # A version never changes: its store is read-only whatever was asked.
+            read_only = True
         super().__init__(read_only=read_only)
         if backend is not None and backend not in _BACKENDS:
             raise ValueError(f"unknown backend {backend!r}: expected one of {_BACKENDS}")
@@ -293,6 +321,9 @@ class ZarrdbStore(Store):
         self._validate_metadata = validate_metadata
         self._cache_size = cache_size
         self._commit_log = commit_log
+        self._history = bool(history)
+        self._version = version
+        self._as_of_us = as_of_us
         self._placement = ReadPlacement()
         self._db = None
         self._native_store = None
@@ -322,7 +353,8 @@ class ZarrdbStore(Store):
                 "committed or aborted; write through the database's store or a new transaction",
                 path=self.path,
             )
-        if self.read_only and not os.path.exists(self.path):
+        versioned = self._version is not None or self._as_of_us is not None
+        if self.read_only and not versioned and not os.path.exists(self.path):
             return None
         try:
             db = _native.Database.open(
@@ -334,11 +366,16 @@ class ZarrdbStore(Store):
                 self._cache_size,
                 self._commit_log,
                 read_only=self.read_only,
+                history=self._history,
             )
         except _native.LockedError as locked:
             raise _mode_mismatch(locked, self._multi_process, self._backend) from locked
         self._db = db
-        self._native_store = db.store().with_checks(self._validate_metadata)
+        if self._version is not None or self._as_of_us is not None:
+            native = db.version(self._version, self._as_of_us)
+        else:
+            native = db.store()
+        self._native_store = native.with_checks(self._validate_metadata)
         return self._native_store
 
     def _check_writable(self) -> None:
@@ -423,7 +460,12 @@ class ZarrdbStore(Store):
             validate_metadata=self._validate_metadata,
             cache_size=self._cache_size,
             commit_log=self._commit_log,
+            history=self._history,
+            version=self._version,
+            as_of=None if self._as_of_us is None else self._as_of_us / 1e6,
         )
+        if other._as_of_us is not None:
+            other._as_of_us = self._as_of_us
         # zarr-python asks for a read-only view on every open with mode="r": the views share
         # the arrays kept for the pipeline, which follow the database's one handle either way.
         other._arrays = self._arrays
@@ -436,15 +478,24 @@ class ZarrdbStore(Store):
             return False
         if self._fixed or other._fixed:
             return self._native_store is other._native_store
-        return self.path == other.path and self.read_only == other.read_only
+        return (self.path, self.read_only, self._version, self._as_of_us) == (
+            other.path,
+            other.read_only,
+            other._version,
+            other._as_of_us,
+        )
 
     def __hash__(self) -> int:
-        return hash((self.path, self.read_only))
+        return hash((self.path, self.read_only, self._version, self._as_of_us))
 
     def __repr__(self) -> str:
         kind = ""
         if self._fixed:
             kind = ", snapshot" if self.read_only else ", transaction"
+        elif self._version is not None:
+            kind = f", version={self._version!r}"
+        elif self._as_of_us is not None:
+            kind = f", as_of={self._as_of_us / 1e6!r}"
         elif self.read_only:
             kind = ", read_only=True"
         return f"ZarrdbStore({self.path!r}{kind})"
@@ -469,6 +520,9 @@ class ZarrdbStore(Store):
             "validate_metadata": self._validate_metadata,
             "cache_size": self._cache_size,
             "commit_log": self._commit_log,
+            "history": self._history,
+            "version": self._version,
+            "as_of_us": self._as_of_us,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -481,7 +535,12 @@ class ZarrdbStore(Store):
             validate_metadata=state.get("validate_metadata", True),
             cache_size=state.get("cache_size"),
             commit_log=state.get("commit_log", False),
+            history=state.get("history", False),
+            version=state.get("version"),
+            as_of=None if state.get("as_of_us") is None else state["as_of_us"] / 1e6,
         )
+        # Exactly the microseconds given first (the float above may round).
+        self._as_of_us = state.get("as_of_us")
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -736,9 +795,10 @@ class ZarrdbStore(Store):
         return txn, ZarrdbStore._over(self.path, native, read_only=False)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[ZarrdbStore]:
+    def transaction(self, message: str = "", author: str = "") -> Iterator[ZarrdbStore]:
         """A store whose writes commit atomically when the block ends, or not at all when it
-        raises.
+        raises. A database that keeps history records ``message`` and ``author`` with the
+        commit (``log()``).
 
         Reads through it see its own writes and, since beginning waits for the database's writer
         lock (across processes too: LMDB, redb with ``multi_process=True``), the latest commit of
@@ -759,13 +819,13 @@ class ZarrdbStore(Store):
             txn.abort()
             raise
         else:
-            txn.commit()
+            txn.commit(message, author)
         finally:
             _reset(marked)
             store._native_store = None
 
     @contextlib.asynccontextmanager
-    async def atransaction(self) -> AsyncIterator[ZarrdbStore]:
+    async def atransaction(self, message: str = "", author: str = "") -> AsyncIterator[ZarrdbStore]:
         """``transaction()`` for ``async with``: beginning (which waits for the writer lock),
         committing and aborting run in a worker thread, so the event loop keeps running other
         tasks while this one waits for another transaction to end.
@@ -790,10 +850,69 @@ class ZarrdbStore(Store):
             await asyncio.shield(asyncio.to_thread(txn.abort))
             raise
         else:
-            await asyncio.shield(asyncio.to_thread(txn.commit))
+            await asyncio.shield(asyncio.to_thread(txn.commit, message, author))
         finally:
             _reset(marked)
             store._native_store = None
+
+    # -- history ---------------------------------------------------------------------------
+
+    def _database(self) -> _native.Database:
+        handle = self._handle()
+        if handle is None:
+            raise error(
+                _native.OpenError, f"no database at {self.path!r}", kind="not_found", path=self.path
+            )
+        return handle.database
+
+    def log(self) -> list[Commit]:
+        """The commits of a database that keeps history, newest first, down to the first (the
+        empty version history begins with). ``zarrdb.HistoryError`` (kind "history_off") for a
+        database without history."""
+        self._ensure_open_sync()
+        return [
+            Commit(
+                id,
+                parent,
+                datetime.datetime.fromtimestamp(us / 1e6, tz=datetime.timezone.utc),
+                message,
+                author,
+                changes,
+                size,
+            )
+            for id, parent, us, message, author, changes, size in self._database().log()
+        ]
+
+    def tag(self, name: str, at: str = "main") -> str:
+        """Name the version ``at`` names (a tag, a commit id or ``"main"``, the latest) with
+        ``name``, for good; returns its commit id. A tag never moves: a name in use, or one a
+        deleted tag had, raises ``zarrdb.HistoryError`` (kind "tag_exists", "tag_deleted")."""
+        self._ensure_open_sync()
+        self._check_no_open_transaction("tag a version of")
+        return self._database().tag(name, at)
+
+    def delete_tag(self, name: str) -> None:
+        """Delete tag ``name``: its version stays readable by commit id, and the name is never
+        used again."""
+        self._ensure_open_sync()
+        self._check_no_open_transaction("delete a tag of")
+        self._database().delete_tag(name)
+
+    def restore(self, at: str, path: str = "/") -> str:
+        """Make the node at ``path`` (``"/"``: the whole hierarchy) hold again exactly what it
+        held in the version ``at`` names (a tag, a commit id or ``"main"``), as one new commit:
+        history is never rewritten, so the bad version stays readable. Returns the commit id the
+        database is at afterwards."""
+        self._check_writable()
+        self._check_no_open_transaction("restore a version of")
+        handle = self._writable_handle()
+        self._arrays.clear()
+        return handle.database.restore(path, at)
+
+    def tags(self) -> dict[str, str]:
+        """Every tag and the commit id it names."""
+        self._ensure_open_sync()
+        return dict(self._database().tags())
 
     def compact(self) -> tuple[int, int]:
         """Give the space of erased arrays and overwritten chunks back to the file system; returns
@@ -828,6 +947,37 @@ class ZarrdbStore(Store):
     def __reduce_ex__(self, protocol: Any) -> Any:
         # Through __getstate__/__setstate__ (which refuse snapshot and transaction stores).
         return (_reopen, (type(self), self.__getstate__()))
+
+
+def _microseconds(when: datetime.datetime | float) -> int:
+    """``when`` (a datetime, naive ones taken as local time, or seconds since the Unix epoch) in
+    microseconds since the Unix epoch."""
+    if isinstance(when, datetime.datetime):
+        seconds = when.timestamp()
+    elif isinstance(when, (int, float)) and not isinstance(when, bool):
+        seconds = float(when)
+    else:
+        raise ValueError(f"as_of must be a datetime or seconds since the Unix epoch, not {when!r}")
+    if not seconds >= 0:
+        raise ValueError(f"as_of must not be before the Unix epoch, not {when!r}")
+    return round(seconds * 1e6)
+
+
+class Commit(NamedTuple):
+    """A commit of a database that keeps history, as ``ZarrdbStore.log()`` lists it."""
+
+    id: str
+    """16 hexadecimal digits; ``version=`` takes it."""
+    parent: str | None
+    """The commit it was made on; None for the first (the empty version history begins with)."""
+    time: datetime.datetime
+    """When it was made (UTC); later than its parent's."""
+    message: str
+    author: str
+    changes: int
+    """Keys written or removed."""
+    bytes: int
+    """Bytes of the values written."""
 
 
 def _reset(marked: contextvars.Token[frozenset[str]]) -> None:
