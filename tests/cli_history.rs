@@ -30,7 +30,7 @@ fn log_and_tags_on_a_database_with_history() {
     assert_eq!(lines[0]["tags"], serde_json::json!(["v2"]));
     assert_eq!(lines[1]["tags"], serde_json::json!(["v1"]));
     assert_eq!((lines[1]["id"].as_str(), lines[0]["parent"].as_str()), (Some(first.as_str()), Some(first.as_str())));
-    assert_eq!(lines[0]["bytes"], 10);
+    assert_eq!(lines[0]["bytes_written"], 10);
     let text = cli::ok_text(&["log", p]);
     assert!(text.lines().count() == 3 && text.lines().next().unwrap().contains("(v2)  second"), "{text}");
 

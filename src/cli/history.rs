@@ -23,7 +23,7 @@ pub(crate) fn log(database: &str, json: bool) -> CliResult {
                 "message": commit.message,
                 "author": commit.author,
                 "changes": commit.changes,
-                "bytes": commit.bytes,
+                "bytes_written": commit.bytes,
                 "tags": named,
             });
             outln!("{line}")?;

@@ -164,7 +164,7 @@ enum Command {
     Log {
         /// Database locator.
         database: String,
-        /// Print one JSON document per commit: id, parent, time_us, message, author, changes, bytes, tags.
+        /// Print one JSON document per commit: id, parent, time_us, message, author, changes, bytes_written, tags.
         #[arg(long)]
         json: bool,
     },
