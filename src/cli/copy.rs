@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use zarrdb::db::VersionRef;
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
 use super::locator::{self, Kind};
@@ -54,7 +55,13 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
             builder.backend(backend);
             let database = builder.create(path)?;
             match opened {
-                None => database.copy_from(database.begin_read()?.store(), from_node, &options)?,
+                None => {
+                    let source = match locator::split_version(from_store).1 {
+                        Some(version) => database.open_version(&VersionRef::named(version))?.store(),
+                        None => database.begin_read()?.store(),
+                    };
+                    database.copy_from(source, from_node, &options)?
+                }
                 Some(opened) => database.copy_from(opened.store.clone(), from_node, &options)?,
             }
         }

@@ -34,7 +34,11 @@ pub(crate) fn run(a: &str, b: &str, as_json: bool) -> CliResult {
     // would be refused), from one snapshot.
     let same = locator::same_database(store_a, store_b)?;
     let opened_b = if same { None } else { Some(locator::open(store_b)?) };
-    let side_b = opened_b.as_ref().map_or_else(|| opened_a.store.clone(), |o| o.store.clone());
+    let side_b = match &opened_b {
+        Some(opened) => opened.store.clone(),
+        // Two versions of one database (`DB@v1 DB@v2`) read through its one handle.
+        None => opened_a.same_database(store_b)?,
+    };
     let root_a = Node::open(opened_a.store.clone(), node_a)?;
     let root_b = Node::open(side_b, node_b)?;
     let mut found = Vec::new();

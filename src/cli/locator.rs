@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use zarrdb::db::VersionRef;
 use zarrdb::error::{NodeError, PlanError, TransferError};
 use zarrdb::hierarchy::RawAccess;
 use zarrdb::metadata::METADATA_KEY;
@@ -39,6 +40,7 @@ pub(crate) fn database<'l>(locator: &'l str, what: &str) -> Result<(Backend, &'l
 /// links): such a command reads and writes it through one handle, since a second open of the
 /// file would be refused.
 pub(crate) fn same_database(a: &str, b: &str) -> Result<bool, CliError> {
+    let (a, b) = (split_version(a).0, split_version(b).0);
     Ok(match (parse(a)?, parse(b)?) {
         ((Kind::Database(x), p), (Kind::Database(y), q)) if x == y => {
             match (std::fs::canonicalize(p), std::fs::canonicalize(q)) {
@@ -48,6 +50,27 @@ pub(crate) fn same_database(a: &str, b: &str) -> Result<bool, CliError> {
         }
         _ => false,
     })
+}
+
+/// A read locator's version: `DB@VERSION` reads that version of a database that keeps history
+/// (a tag, a commit id or `main`: `VersionRef::named`). The suffix is taken only when the
+/// locator as written names nothing and the part before its last `@` names a database, so a
+/// file whose name holds `@` still opens as itself.
+pub(crate) fn split_version(locator: &str) -> (&str, Option<&str>) {
+    let Some((base, version)) = locator.rsplit_once('@') else { return (locator, None) };
+    let names_database = |locator: &str| match parse(locator) {
+        Ok((Kind::Database(_), path)) => Path::new(path).exists(),
+        _ => false,
+    };
+    let exists = |locator: &str| match parse(locator) {
+        Ok((Kind::Object, _)) => true,
+        Ok((_, path)) => Path::new(path).exists(),
+        Err(_) => false,
+    };
+    match !version.is_empty() && !exists(locator) && names_database(base) {
+        true => (base, Some(version)),
+        false => (locator, None),
+    }
 }
 
 /// Split a locator into its kind and path, looking at the path when no scheme is given. A
@@ -107,6 +130,24 @@ pub(crate) fn open_root(store: Arc<dyn Store>) -> Result<Option<Node>, Error> {
 pub(crate) struct Opened {
     pub store: Arc<dyn Store>,
     _database: Option<Database>,
+    /// The version read (`DB@VERSION`), if any.
+    version: Option<String>,
+}
+
+impl Opened {
+    /// The store of the version `locator` names (`DB@VERSION`, or the latest commit) of the
+    /// database this one reads, which `locator` names too: through this handle, since a second
+    /// open of the file would be refused; this very store when the versions are the same.
+    pub(crate) fn same_database(&self, locator: &str) -> Result<Arc<dyn Store>, CliError> {
+        let version = split_version(locator).1;
+        let Some(database) = self._database.as_ref().filter(|_| version != self.version.as_deref()) else {
+            return Ok(self.store.clone());
+        };
+        Ok(match version {
+            Some(version) => database.open_version(&VersionRef::named(version))?.store(),
+            None => database.begin_read()?.store(),
+        })
+    }
 }
 
 /// Open the store a locator names, for reading: databases are read through one snapshot, so a
@@ -117,26 +158,32 @@ pub(crate) fn open(locator: &str) -> Result<Opened, CliError> {
 
 /// [`open`], verifying every page of a redb file first when `verify` (for `zarrdb check`).
 pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError> {
+    let (locator, version) = split_version(locator);
     match parse(locator)? {
         (Kind::Directory, path) => {
             let plain = Arc::new(DirectoryStore::open(path)?);
-            Ok(Opened { store: v3_or_converted(path, plain, || ConvertedStore::open(path))?, _database: None })
+            let store = v3_or_converted(path, plain, || ConvertedStore::open(path))?;
+            Ok(Opened { store, _database: None, version: None })
         }
         (Kind::Zip, path) => {
             let plain = Arc::new(ZipStore::open(path)?);
-            Ok(Opened { store: v3_or_converted(path, plain, || ConvertedStore::open(path))?, _database: None })
+            let store = v3_or_converted(path, plain, || ConvertedStore::open(path))?;
+            Ok(Opened { store, _database: None, version: None })
         }
         (Kind::Object, locator) => {
             let plain: Arc<dyn Store> = Arc::new(ObjectStore::open(locator)?);
             let store = v3_or_converted(locator, plain.clone(), || ConvertedStore::over(plain))?;
-            Ok(Opened { store, _database: None })
+            Ok(Opened { store, _database: None, version: None })
         }
         (Kind::Database(backend), path) => {
             // Read-only: inspecting a database never changes its files (and works on read-only media).
             // A read-only redb database gets a small cache (`DatabaseBuilder::redb_cache_size`).
             let database = Database::builder().backend(backend).verify_on_open(verify).read_only(true).open(path)?;
-            let store = database.begin_read()?.store();
-            Ok(Opened { store, _database: Some(database) })
+            let store = match version {
+                Some(version) => database.open_version(&VersionRef::named(version))?.store(),
+                None => database.begin_read()?.store(),
+            };
+            Ok(Opened { store, _database: Some(database), version: version.map(str::to_owned) })
         }
     }
 }

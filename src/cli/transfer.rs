@@ -77,7 +77,8 @@ pub(crate) fn export(
     overwrite: bool,
     as_json: bool,
 ) -> CliResult {
-    let (Kind::Database(backend), path) = locator::parse(source)? else {
+    let (base, version) = locator::split_version(source);
+    let (Kind::Database(backend), path) = locator::parse(base)? else {
         return Err(CliError::new(format!(
             "export from \"{source}\": not a database (redb file, LMDB or sled folder)"
         )));
@@ -91,6 +92,9 @@ pub(crate) fn export(
     let database = Database::builder().backend(backend).read_only(true).open(path)?;
     let bar = progress::bytes(0, "");
     let mut options = ExportOptions::default().node(node).consolidated(consolidated).overwrite(overwrite);
+    if let Some(version) = version {
+        options = options.version(zarrdb::db::VersionRef::named(version));
+    }
     if let Destination::Local { zip: Some(zip), .. } = to {
         options = options.zip(zip);
     }

@@ -48,8 +48,11 @@ impl Database {
     /// What exporting `options.node` copies, read from one snapshot of the database.
     pub(super) fn plan_export(&self, options: &ExportOptions) -> Result<PlannedExport, Error> {
         let node = NodePath::parse(&options.node)?;
-        // sled's reads see the live tree; holding the writer lock keeps it still instead.
-        let (store, writer) = if self.stable_snapshots() {
+        // sled's reads see the live tree; holding the writer lock keeps it still instead. A
+        // version never changes, on any engine.
+        let (store, writer) = if let Some(version) = &options.version {
+            (self.open_version(version)?.store(), None)
+        } else if self.stable_snapshots() {
             (self.begin_read()?.store(), None)
         } else {
             let txn = self.begin_write()?;

@@ -99,9 +99,17 @@ pub struct ExportOptions {
     /// `None`: decided by the destination's name.
     pub(crate) zip: Option<bool>,
     pub(crate) overwrite: bool,
+    /// `None`: the latest commit.
+    pub(crate) version: Option<crate::db::VersionRef>,
 }
 
 impl ExportOptions {
+    /// Export this version of a database that keeps history (default: the latest commit).
+    pub fn version(mut self, version: crate::db::VersionRef) -> Self {
+        self.version = Some(version);
+        self
+    }
+
     /// The node to export (default `/`): it becomes the root of the folder or archive.
     pub fn node(mut self, node: impl Into<String>) -> Self {
         self.node = node.into();
