@@ -1,7 +1,8 @@
 //! History against a model: random transactions, auto-commit writes, erased prefixes, imports,
 //! tags, deleted tags, restores of a node to an older version and reopenings on redb, LMDB and sled, mirrored into a map of every
 //! version's contents. After each step, some versions are read back (by tag, by commit id and as
-//! of their time) and must hold exactly their model state; the head must hold the model's
+//! of their time) and must hold exactly their model state, and their diff with another version
+//! must list every key that differs; the head must hold the model's
 //! latest; tags never move and a deleted tag's name is refused for good.
 //!
 //! `ZARRDB_HISTORY_STEPS` sets the steps per backend (default 3,400, so CI runs over 10,000; the recorded campaign ran
@@ -97,6 +98,23 @@ fn check_version(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
     same(&contents(&by_id.store()), want, format!("step {step}: commit {id}"));
     let as_of = db.open_version(&VersionRef::AsOf(*time)).unwrap();
     same(&contents(&as_of.store()), want, format!("step {step}: as of commit {id}'s time"));
+    // Diff against another commit, in either order: every key whose value differs is listed
+    // with both lengths; a listed key whose bytes are equal was written again in between.
+    let other = *ids[rng.range(0, ids.len() as u64 - 1) as usize];
+    let theirs = &model.commits[&other].1;
+    let listed = db.diff(&VersionRef::Commit(id), &VersionRef::Commit(other)).unwrap();
+    let keys: BTreeSet<&String> = want.keys().chain(theirs.keys()).collect();
+    for key in keys {
+        let (before, after) = (want.get(key), theirs.get(key));
+        match listed.iter().find(|c| &c.key == key) {
+            Some(change) => assert_eq!(
+                (change.before, change.after),
+                (before.map(|v| v.len() as u64), after.map(|v| v.len() as u64)),
+                "step {step}: diff {id} -> {other}: {key}"
+            ),
+            None => assert!(before == after, "step {step}: diff {id} -> {other} misses {key}"),
+        }
+    }
     if let Some((name, id)) = model.tags.iter().nth(rng.range(0, model.tags.len() as u64) as usize) {
         let tagged = db.open_version(&VersionRef::Tag(name.clone())).unwrap();
         same(&contents(&tagged.store()), &model.commits[id].1, format!("step {step}: tag {name}"));

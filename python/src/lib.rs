@@ -145,6 +145,15 @@ impl Database {
         Ok(commit.id.to_string())
     }
 
+    /// The keys that differ between two versions (as `version` names them): (key, length
+    /// before or None, length after or None).
+    #[expect(clippy::type_complexity, reason = "a Python tuple per key")]
+    fn diff(&self, py: Python<'_>, from: &str, to: &str) -> PyResult<Vec<(String, Option<u64>, Option<u64>)>> {
+        let changes =
+            py.detach(|| self.db.db()?.diff(&VersionRef::named(from), &VersionRef::named(to))).map_err(to_py)?;
+        Ok(changes.into_iter().map(|c| (c.key, c.before, c.after)).collect())
+    }
+
     /// Every tag and the commit id it names.
     fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
         let tags = py.detach(|| self.db.db()?.tags()).map_err(to_py)?;

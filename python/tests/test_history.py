@@ -56,6 +56,10 @@ def test_versions_tags_and_log(tmp_path: Path) -> None:
     assert log[-1].message == "history begins" and log[-1].parent is None
     assert all(newer.time > older.time for newer, older in zip(log, log[1:]))
     assert store.tags() == {"v1": first}
+    # [0, 0] is the fill value: zarr-python removes the chunk.
+    [(key, before, after)] = store.diff("v1")
+    assert (key, after) == ("a/c/0", None) and before
+    assert store.diff("main", "v1") == [("a/c/0", None, before)]
     by_time = ZarrdbStore(path, as_of=next(c.time for c in log if c.id == first))
     assert zarr.open_array(by_time, path="a", mode="r")[:].tolist() == [1, 2, 3, 4]
 

@@ -279,7 +279,58 @@ impl Database {
     }
 }
 
+/// A key that differs between two versions ([`Database::diff`]), with its value's length in each
+/// (`None`: absent there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeyChange {
+    /// The Zarr key (a node's `zarr.json`, or a chunk key).
+    pub key: String,
+    /// Its value's length in the first version.
+    pub before: Option<u64>,
+    /// Its value's length in the second version.
+    pub after: Option<u64>,
+}
+
 impl Database {
+    /// The keys that differ between the versions `from` and `to` (in either order), in key
+    /// order, with their values' lengths on each side: added (`before` is `None`), removed
+    /// (`after` is `None`) and written again. It reads the changes each commit in between
+    /// recorded, so its cost follows what changed, not the size of the database; a key written
+    /// again with the same bytes counts as changed.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// use zarrdb::{Array, ArrayMetadata, DataType, Database};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("d.zarrdb"))?;
+    /// let a = Array::create(db.store(), "/a", ArrayMetadata::new(DataType::UInt8, vec![4], vec![2]))?;
+    /// a.write_region(&[0], &[4], &[1u8, 2, 3, 4])?;
+    /// let before = db.tag("before", &VersionRef::Branch("main".into()))?;
+    /// a.write_region(&[2], &[2], &[0u8, 0])?;
+    /// let changed = db.diff(&VersionRef::Commit(before), &VersionRef::Branch("main".into()))?;
+    /// assert_eq!(changed.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["a/c/1"]);
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn diff(&self, from: &VersionRef, to: &VersionRef) -> Result<Vec<KeyChange>, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        let (a, b) = (self.shared.resolve(snap.as_ref(), from)?, self.shared.resolve(snap.as_ref(), to)?);
+        let backwards = a.seq > b.seq;
+        let (older, newer) = if backwards { (&b, &a) } else { (&a, &b) };
+        let Some(changes) = read::changes_between(snap.as_ref(), older, newer)? else {
+            // Every commit is on `main` for now, so one version always descends from the other.
+            return Err(self.shared.not_found(&VersionRef::Commit(CommitId(older.seq))));
+        };
+        Ok(changes
+            .into_iter()
+            .map(|(key, change)| {
+                let (old, new) = (change.old.map(|e| e.len), change.new.map(|e| e.len));
+                let (before, after) = if backwards { (new, old) } else { (old, new) };
+                KeyChange { key, before, after }
+            })
+            .collect())
+    }
+
     /// Make the node at `node` (`"/"` for the whole hierarchy) hold again exactly what it held in
     /// the version `at` names, as one new commit: its keys of then are written back and its keys
     /// made since are removed; nodes elsewhere are untouched and history is never rewritten (the

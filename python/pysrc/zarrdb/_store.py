@@ -909,6 +909,14 @@ class ZarrdbStore(Store):
         self._arrays.clear()
         return handle.database.restore(path, at)
 
+    def diff(self, start: str, end: str = "main") -> list[tuple[str, int | None, int | None]]:
+        """The keys that differ between two versions (tags, commit ids or ``"main"``), in key
+        order, as ``(key, length at start or None, length at end or None)``: chunks and
+        ``zarr.json`` documents added, removed or written again. Its cost follows what changed
+        between them, not the size of the database."""
+        self._ensure_open_sync()
+        return self._database().diff(start, end)
+
     def tags(self) -> dict[str, str]:
         """Every tag and the commit id it names."""
         self._ensure_open_sync()

@@ -28,7 +28,7 @@ use super::kv::{CommitNote, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use crate::error::{CompactError, StoreError};
 use crate::key::RESERVED_PREFIX;
 
-pub(crate) use record::CommitRecord as Commit;
+pub(crate) use record::{Change, CommitRecord as Commit};
 
 /// The branch every commit goes to.
 pub(crate) const MAIN: &str = "main";
@@ -82,7 +82,7 @@ struct Recording {
     seq: u64,
     next_index: u32,
     bytes: u64,
-    changes: BTreeMap<String, Option<Entry>>,
+    changes: BTreeMap<String, Change>,
 }
 
 impl Recording {
@@ -90,9 +90,20 @@ impl Recording {
         Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new() }
     }
 
-    /// What `key` holds once it is given `value`, and the value's own key when it is too large
-    /// to stay in the entry.
-    fn put(&mut self, key: &str, value: Vec<u8>) -> Result<Placed, StoreError> {
+    /// Note that `key` changes from `old` (what it held before the commit) to `new`; a key
+    /// changed twice in one commit keeps the entry it held before.
+    fn change(&mut self, key: &str, old: Option<Entry>, new: Option<Entry>) {
+        match self.changes.get_mut(key) {
+            Some(change) => change.new = new,
+            None => {
+                self.changes.insert(key.to_owned(), Change { old, new });
+            }
+        }
+    }
+
+    /// What `key`, which held `old`, holds once it is given `value`, and the value's own key
+    /// when it is too large to stay in the entry.
+    fn put(&mut self, key: &str, old: Option<Entry>, value: Vec<u8>) -> Result<Placed, StoreError> {
         let index = self.next_index;
         self.next_index = index.checked_add(1).ok_or_else(|| StoreError::Unsupported {
             store: "database with history",
@@ -101,11 +112,18 @@ impl Recording {
         let len = value.len();
         let entry = Entry { inline: len <= record::INLINE_LIMIT, seq: self.seq, index, len: len as u64 };
         self.bytes = self.bytes.saturating_add(len as u64);
-        self.changes.insert(key.to_owned(), Some(entry));
+        self.change(key, old, Some(entry));
         Ok(match entry.inline {
             true => ([&entry.encode()[..], &value].concat(), None),
             false => (entry.encode().to_vec(), Some((record::object_key(&entry), value))),
         })
+    }
+
+    /// Whether the commit changes no key once keys made and removed within it are left out
+    /// (they change nothing any version sees).
+    fn changes_nothing(&mut self) -> bool {
+        self.changes.retain(|_, change| change.old.is_some() || change.new.is_some());
+        self.changes.is_empty()
     }
 
     /// The bookkeeping that makes the changes commit `seq`, on top of `tip`.
@@ -130,22 +148,23 @@ impl Recording {
 }
 
 /// Keep the value `key` holds in `snap` readable by the versions that hold it, now that this
-/// commit supersedes it: an inline value is copied under its object key (`keep`). Whether `key`
-/// held a value.
+/// commit supersedes it: an inline value is copied under its object key (`keep`). The entry
+/// `key` held, if any.
 fn supersede(
     snap: &dyn KvSnapshot,
     key: &str,
     keep: &mut dyn FnMut(String, Vec<u8>) -> Result<(), StoreError>,
-) -> Result<bool, StoreError> {
+) -> Result<Option<Entry>, StoreError> {
     let mut found = None;
-    let held = snap.with_value(key, &mut |bytes| {
-        found =
-            Some(Entry::decode_head(key, bytes).map(|(entry, value)| entry.inline.then(|| (entry, value.to_vec()))));
+    snap.with_value(key, &mut |bytes| {
+        let decoded = Entry::decode_head(key, bytes);
+        found = Some(decoded.map(|(entry, value)| (entry, entry.inline.then(|| value.to_vec()))));
     })?;
-    if let Some((entry, value)) = found.transpose()?.flatten() {
+    let Some((entry, inline)) = found.transpose()? else { return Ok(None) };
+    if let Some(value) = inline {
         keep(record::object_key(&entry), value)?;
     }
-    Ok(held)
+    Ok(Some(entry))
 }
 
 impl HistoryEngine {
@@ -205,8 +224,8 @@ impl HistoryEngine {
             // Prefixes that cover bookkeeping never reach here (`db/transaction.rs`).
             for key in snap.keys(&prefix)? {
                 if !key.starts_with(RESERVED_PREFIX) {
-                    supersede(snap, &key, &mut keep)?;
-                    recording.changes.insert(key, None);
+                    let old = supersede(snap, &key, &mut keep)?;
+                    recording.change(&key, old, None);
                 }
             }
             out.erased_prefixes.push(prefix);
@@ -216,23 +235,23 @@ impl HistoryEngine {
                 out.puts.insert(key, value);
                 continue;
             }
-            let held = supersede(snap, &key, &mut keep)?;
+            let old = supersede(snap, &key, &mut keep)?;
             match value {
                 Some(value) => {
-                    let (head, object) = recording.put(&key, value)?;
+                    let (head, object) = recording.put(&key, old, value)?;
                     out.puts.extend(object.map(|(k, v)| (k, Some(v))));
                     out.puts.insert(key, Some(head));
                 }
                 None => {
-                    if held {
-                        recording.changes.insert(key.clone(), None);
+                    if old.is_some() || recording.changes.contains_key(&key) {
+                        recording.change(&key, old, None);
                     }
                     out.puts.insert(key, None);
                 }
             }
         }
         out.puts.extend(kept);
-        if !recording.changes.is_empty() {
+        if !recording.changes_nothing() {
             out.puts.extend(recording.finish(&tip, batch.note).into_iter().map(|(k, v)| (k, Some(v))));
         }
         Ok(out)
@@ -326,6 +345,46 @@ pub(crate) mod read {
         read_ref(snap, &record::branch_key(name))
     }
 
+    /// What changed from commit `from` to commit `to`, which descends from it: per key, its
+    /// entry at `from` (`old`) and at `to` (`new`), from the changes recorded by the commits in
+    /// between, so the cost follows what changed, not the size of the database. `None` when
+    /// `from` is not on `to`'s ancestry.
+    pub fn changes_between(
+        snap: &dyn KvSnapshot,
+        from: &CommitRecord,
+        to: &CommitRecord,
+    ) -> Result<Option<BTreeMap<String, Change>>, StoreError> {
+        let mut between = Vec::new();
+        let mut commit = to.clone();
+        while commit.seq != from.seq {
+            if commit.seq < from.seq {
+                return Ok(None);
+            }
+            between.push(commit.seq);
+            match parent_of(snap, &commit)? {
+                Some(parent) => commit = parent,
+                None => return Ok(None),
+            }
+        }
+        let mut changes: BTreeMap<String, Change> = BTreeMap::new();
+        for seq in between.into_iter().rev() {
+            let key = record::changes_key(seq);
+            let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
+            record::decode_changes(&key, &bytes, |changed, change| match changes.get_mut(&changed) {
+                Some(seen) => seen.new = change.new,
+                None => {
+                    changes.insert(changed, change);
+                }
+            })?;
+        }
+        let same = |a: &Option<Entry>, b: &Option<Entry>| match (a, b) {
+            (Some(a), Some(b)) => a.same_value(b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        changes.retain(|_, change| !same(&change.old, &change.new));
+        Ok(Some(changes))
+    }
+
     /// The version made by commit `at` (on `main`'s ancestry), read through `snap`.
     pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
         let mut chain = vec![at.seq];
@@ -341,8 +400,8 @@ pub(crate) mod read {
         for seq in chain.into_iter().rev() {
             let key = record::changes_key(seq);
             let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
-            record::decode_changes(&key, &bytes, |changed, entry| {
-                match entry {
+            record::decode_changes(&key, &bytes, |changed, change| {
+                match change.new {
                     Some(entry) => entries.insert(changed, entry),
                     None => entries.remove(&changed),
                 };
@@ -406,11 +465,11 @@ impl KvBulk for HistoryBulk {
                 out.push((key, value));
                 continue;
             }
-            supersede(self.snap.as_ref(), &key, &mut |k, v| {
+            let old = supersede(self.snap.as_ref(), &key, &mut |k, v| {
                 out.push((k, v));
                 Ok(())
             })?;
-            let (head, object) = self.recording.put(&key, value)?;
+            let (head, object) = self.recording.put(&key, old, value)?;
             out.extend(object);
             out.push((key, head));
         }
@@ -422,12 +481,12 @@ impl KvBulk for HistoryBulk {
             return self.inner.erase(key);
         }
         let mut kept = Vec::new();
-        let held = supersede(self.snap.as_ref(), key, &mut |k, v| {
+        let old = supersede(self.snap.as_ref(), key, &mut |k, v| {
             kept.push((k, v));
             Ok(())
         })?;
-        if held || self.recording.changes.contains_key(key) {
-            self.recording.changes.insert(key.to_owned(), None);
+        if old.is_some() || self.recording.changes.contains_key(key) {
+            self.recording.change(key, old, None);
         }
         if !kept.is_empty() {
             self.inner.put(kept)?;
@@ -436,9 +495,9 @@ impl KvBulk for HistoryBulk {
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let HistoryBulk { mut inner, snap, tip, recording, note } = *self;
+        let HistoryBulk { mut inner, snap, tip, mut recording, note } = *self;
         drop(snap);
-        if !recording.changes.is_empty() {
+        if !recording.changes_nothing() {
             inner.put(recording.finish(&tip, note))?;
         }
         inner.commit(durable)

@@ -247,41 +247,48 @@ impl CommitRecord {
     }
 }
 
-/// The changes of one commit: each key it wrote (with its new entry) or removed (`None`).
-pub(crate) fn encode_changes(changes: &BTreeMap<String, Option<Entry>>) -> Vec<u8> {
-    let keys: usize = changes.keys().map(|k| 4 + k.len() + 1 + ENTRY_LEN).sum();
+/// What a commit did to one key: the entry it superseded (`None`: the key was absent) and the
+/// entry it wrote (`None`: it removed the key). The superseded entries make a diff along the
+/// history cost what changed, and tell a collection which values a commit made unreachable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub old: Option<Entry>,
+    pub new: Option<Entry>,
+}
+
+/// The changes of one commit, in key order: per key its length (u32) and bytes, a flags byte
+/// (bit 0: a new entry follows, bit 1: a superseded entry follows), then those entries.
+pub(crate) fn encode_changes(changes: &BTreeMap<String, Change>) -> Vec<u8> {
+    let keys: usize = changes.keys().map(|k| 4 + k.len() + 1 + 2 * ENTRY_LEN).sum();
     let mut out = Vec::with_capacity(16 + keys);
     out.extend_from_slice(CHANGES_MAGIC);
     out.extend_from_slice(&(changes.len() as u64).to_le_bytes());
-    for (key, entry) in changes {
+    for (key, change) in changes {
         put_text(&mut out, key);
-        match entry {
-            Some(entry) => {
-                out.push(1);
-                out.extend_from_slice(&entry.encode());
-            }
-            None => out.push(0),
+        out.push(u8::from(change.new.is_some()) | u8::from(change.old.is_some()) << 1);
+        for entry in [change.new, change.old].into_iter().flatten() {
+            out.extend_from_slice(&entry.encode());
         }
     }
     seal(out)
 }
 
 /// Call `each` with every change recorded under `key`, in key order.
-pub(crate) fn decode_changes(
-    key: &str,
-    bytes: &[u8],
-    mut each: impl FnMut(String, Option<Entry>),
-) -> Result<(), StoreError> {
+pub(crate) fn decode_changes(key: &str, bytes: &[u8], mut each: impl FnMut(String, Change)) -> Result<(), StoreError> {
     let mut r = Reader { key, rest: unseal(key, bytes, CHANGES_MAGIC)? };
     let count = r.u64()?;
     for _ in 0..count {
         let changed = r.text()?;
-        let entry = match r.take(1)?[0] {
-            0 => None,
-            1 => Some(Entry::decode(key, r.take(ENTRY_LEN)?)?),
-            _ => return Err(damaged(key, "a history record holds an unknown kind of change")),
+        let flags = r.take(1)?[0];
+        if flags > 3 {
+            return Err(damaged(key, "a history record holds an unknown kind of change"));
+        }
+        let mut entry = |present: bool| -> Result<Option<Entry>, StoreError> {
+            present.then(|| r.take(ENTRY_LEN).and_then(|bytes| Entry::decode(key, bytes))).transpose()
         };
-        each(changed, entry);
+        let new = entry(flags & 1 != 0)?;
+        let old = entry(flags & 2 != 0)?;
+        each(changed, Change { old, new });
     }
     r.end()
 }
@@ -343,9 +350,11 @@ mod tests {
             assert!(CommitRecord::decode("k", &flipped).is_err(), "flip at {at}");
         }
         let mut changes = BTreeMap::new();
-        changes.insert("a/c/0".to_owned(), Some(Entry { inline: false, seq: 7, index: 2, len: 5 }));
-        changes.insert("a/c/1".to_owned(), Some(Entry { inline: true, seq: 7, index: 3, len: 2 }));
-        changes.insert("a/zarr.json".to_owned(), None);
+        let far = Entry { inline: false, seq: 7, index: 2, len: 5 };
+        let near = Entry { inline: true, seq: 7, index: 3, len: 2 };
+        changes.insert("a/c/0".to_owned(), Change { old: None, new: Some(far) });
+        changes.insert("a/c/1".to_owned(), Change { old: Some(far), new: Some(near) });
+        changes.insert("a/zarr.json".to_owned(), Change { old: Some(near), new: None });
         let bytes = encode_changes(&changes);
         let mut back = BTreeMap::new();
         decode_changes("k", &bytes, |k, e| {
