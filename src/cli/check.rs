@@ -50,6 +50,14 @@ fn checked(store: &str, as_json: bool) -> CliResult {
         Ok(None) => outln!("empty: no nodes"),
         Err(e) => problem(&mut tally, "/", &e),
     };
+    // A database that keeps history: its commits, refs and every version's values too.
+    let walked = match opened.database().filter(|db| db.keeps_history()) {
+        Some(db) if walked.is_ok() => match db.check_history() {
+            Ok(found) => found.iter().try_for_each(|p| problem(&mut tally, &p.key, &p.what)),
+            Err(e) => problem(&mut tally, "history", &e),
+        },
+        _ => walked,
+    };
     // The output's reader went away: the walk stopped, but problems found so far still fail.
     let closed = |e: CliError, problems: u64| {
         if e.is_quiet() && problems > 0 {

@@ -135,6 +135,11 @@ pub(crate) struct Opened {
 }
 
 impl Opened {
+    /// The database it reads, when it reads one.
+    pub(crate) fn database(&self) -> Option<&Database> {
+        self._database.as_ref()
+    }
+
     /// The store of the version `locator` names (`DB@VERSION`, or the latest commit) of the
     /// database this one reads, which `locator` names too: through this handle, since a second
     /// open of the file would be refused; this very store when the versions are the same.

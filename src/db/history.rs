@@ -292,7 +292,27 @@ pub struct KeyChange {
     pub after: Option<u64>,
 }
 
+/// Damage [`Database::check_history`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HistoryProblem {
+    /// The key it is about (a Zarr key, or one of history's own under `__zarrdb/h/`).
+    pub key: String,
+    /// What is wrong.
+    pub what: String,
+}
+
 impl Database {
+    /// Check the history whole (`zarrdb check` runs it): the commits of `main` back to the
+    /// first (their records, and parents older than their children), every value any version
+    /// reads, what each commit recorded as superseded against the commits before it, the
+    /// head's entries against the newest version, and every tag's commit. It reads the whole
+    /// history; an empty list means nothing is wrong.
+    pub fn check_history(&self) -> Result<Vec<HistoryProblem>, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        Ok(read::verify(snap)?.into_iter().map(|(key, what)| HistoryProblem { key, what }).collect())
+    }
+
     /// The keys that differ between the versions `from` and `to` (in either order), in key
     /// order, with their values' lengths on each side: added (`before` is `None`), removed
     /// (`after` is `None`) and written again. It reads the changes each commit in between

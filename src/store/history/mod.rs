@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use record::{CommitRecord, Entry};
+use record::{CommitRecord, Entry, PREFIX};
 
 use super::kv::{CommitNote, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use crate::error::{CompactError, StoreError};
@@ -408,6 +408,100 @@ pub(crate) mod read {
             })?;
         }
         Ok(Arc::new(view::Version { inner: snap, entries }))
+    }
+
+    /// Check the history in `snap` whole: `main`'s ancestry (every record there, parents older
+    /// than their children), every value any of its versions reads (under its object key, or
+    /// inline at the head), the superseded entries each commit recorded against the history
+    /// before it, the head's entries against the last version, and every tag's commit. The
+    /// problems found, each with the key it is about; the walk stops at one that leaves
+    /// nothing further to check. It reads the whole history.
+    pub fn verify(snap: Arc<dyn KvSnapshot>) -> Result<Vec<(String, String)>, StoreError> {
+        let mut problems = Vec::new();
+        let mut note = |key: &str, error: StoreError| problems.push((key.to_owned(), error.to_string()));
+        let tip = match Tip::read(snap.as_ref()) {
+            Ok(tip) => tip,
+            Err(e) => {
+                note(PREFIX, e);
+                return Ok(problems);
+            }
+        };
+        if tip.last < tip.parent.seq {
+            note(&record::last_key(), record::damaged(&record::last_key(), "the newest commit is older than main's"));
+        }
+        let mut chain = vec![tip.parent.seq];
+        let mut commit = tip.parent.clone();
+        loop {
+            match parent_of(snap.as_ref(), &commit) {
+                Ok(Some(parent)) if parent.seq < commit.seq => {
+                    chain.push(parent.seq);
+                    commit = parent;
+                }
+                Ok(Some(_)) => {
+                    let key = record::commit_key(commit.seq);
+                    note(&key, record::damaged(&key, "a commit's parent is not older than it"));
+                    return Ok(problems);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    note(&record::commit_key(commit.parent), e);
+                    return Ok(problems);
+                }
+            }
+        }
+        let head = view::Head { inner: snap.clone() };
+        let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+        for seq in chain.into_iter().rev() {
+            let key = record::changes_key(seq);
+            let Some(bytes) = snap.get(&key)? else {
+                note(&key, record::damaged(&key, "the changes of a commit are missing"));
+                return Ok(problems);
+            };
+            let mut changes = Vec::new();
+            if let Err(e) = record::decode_changes(&key, &bytes, |changed, change| changes.push((changed, change))) {
+                note(&key, e);
+                return Ok(problems);
+            }
+            for (changed, change) in changes {
+                if entries.get(&changed).copied() != change.old {
+                    let what = "a commit's record of what it superseded disagrees with the commits before it";
+                    note(&changed, record::damaged(&key, what));
+                }
+                match change.new {
+                    Some(entry) => {
+                        let version = view::Version { inner: snap.clone(), entries: BTreeMap::new() };
+                        if let Err(e) = version.read_entry(&changed, &entry) {
+                            note(&changed, e);
+                        }
+                        entries.insert(changed, entry);
+                    }
+                    None => {
+                        entries.remove(&changed);
+                    }
+                }
+            }
+        }
+        let live: Vec<String> =
+            head.keys("")?.into_iter().filter(|k| !k.starts_with(crate::key::RESERVED_PREFIX)).collect();
+        for key in &live {
+            let mut found = None;
+            snap.with_value(key, &mut |bytes| found = Some(Entry::decode_head(key, bytes).map(|(e, _)| e)))?;
+            match found.transpose() {
+                Ok(entry) if entry == entries.get(key).copied() => {}
+                Ok(_) => note(key, record::damaged(key, "the head's entry is not the one its history made")),
+                Err(e) => note(key, e),
+            }
+        }
+        for key in entries.keys().filter(|k| live.binary_search(k).is_err()) {
+            note(key, record::damaged(key, "a key the history holds is missing at the head"));
+        }
+        for (name, seq) in tags(snap.as_ref())? {
+            if read_commit(snap.as_ref(), seq)?.is_none() {
+                let key = record::tag_key(&name);
+                note(&key, record::damaged(&key, "a tag names a commit that is missing"));
+            }
+        }
+        Ok(problems)
     }
 
     /// Tag `name` on commit `seq`: the puts, or `Err(true)`/`Err(false)` as [`tag`] says when

@@ -179,7 +179,7 @@ pub(crate) struct Version {
 impl Version {
     /// The value `entry` names at `key`: an inline value is in the head's entry while no later
     /// commit superseded it, and under its object key once one did (copied in that commit).
-    fn read(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
+    pub(crate) fn read_entry(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
         if entry.inline {
             let mut found = Ok(None);
             self.inner.with_value(key, &mut |bytes| {
@@ -197,14 +197,14 @@ impl Version {
 impl KvSnapshot for Version {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(None) };
-        self.read(key, entry).map(Some)
+        self.read_entry(key, entry).map(Some)
     }
 
     fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(None) };
         let Some(r) = range.resolve(entry.len) else { return Err(out_of_range(key, range, entry.len)) };
         if entry.inline {
-            return Ok(Some(self.read(key, entry)?[r].to_vec()));
+            return Ok(Some(self.read_entry(key, entry)?[r].to_vec()));
         }
         self.inner.get_range(&object_key(entry), range)?.ok_or_else(|| missing(key)).map(Some)
     }
@@ -216,7 +216,7 @@ impl KvSnapshot for Version {
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
         let Some(entry) = self.entries.get(key) else { return Ok(false) };
         if entry.inline {
-            read(&self.read(key, entry)?);
+            read(&self.read_entry(key, entry)?);
             return Ok(true);
         }
         match self.inner.with_value(&object_key(entry), read)? {
