@@ -63,7 +63,8 @@ fn a_sound_history_passes_and_damage_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let sound = dir.path().join("sound.zarrdb");
     build(&sound);
-    cli::ok(&["check", sound.to_str().unwrap()]);
+    let report = cli::ok_text(&["check", sound.to_str().unwrap()]);
+    assert!(report.ends_with(": 0 problems\n"), "{report}");
     assert_eq!(Database::open(&sound).unwrap().check_history().unwrap(), []);
     let copy = |name: &str| {
         let path = dir.path().join(name);
