@@ -8,6 +8,7 @@ mod concurrent_unaligned;
 mod counting;
 pub(crate) mod data;
 mod group_commit;
+mod history;
 mod import_export;
 mod list_children;
 mod sharded_partial;
@@ -23,7 +24,7 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 8] = [
+const ENGINE_WORKLOADS: [&str; 9] = [
     "sharded_partial",
     "list_children",
     "append_rows",
@@ -32,6 +33,7 @@ const ENGINE_WORKLOADS: [&str; 8] = [
     "group_commit",
     "import_export",
     "compact",
+    "history",
 ];
 
 /// Options of `zarrdb bench`.
@@ -117,6 +119,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "group_commit" => group_commit::run(target, opts.runs.max(1))?,
                 "import_export" => import_export::run(target, opts.runs.max(1))?,
                 "compact" => compact::run(target, opts.runs.max(1))?,
+                "history" => vec![history::run(target)?],
                 _ => vec![list_children::run(target)?],
             };
             target.remove();
@@ -141,6 +144,17 @@ fn print_figure(f: &Value) -> CliResult {
         "sharded_partial" => outln!(
             "sharded_partial {backend:<10} {} regions/s, {} bytes fetched per region (inner chunk {} bytes + index {} bytes)",
             f["regions_per_s"], f["bytes_fetched_per_region"], f["inner_chunk_bytes"], f["index_bytes"]
+        ),
+        "history" => outln!(
+            "history         {backend:<10} {} chunk keys: tag {} ms, diff {} ms ({} keys, {} commits apart), open a version {} ms, read version {} / head {} chunks/s",
+            f["chunk_keys"],
+            f["tag_ms"],
+            f["diff_ms"],
+            f["diff_keys"],
+            f["commits_between"],
+            f["open_version_ms"],
+            f["read_version_chunks_per_s"],
+            f["read_head_chunks_per_s"],
         ),
         "list_children" => outln!(
             "list_children   {backend:<10} {} ms to list {} children, one array holding {} chunk keys",
