@@ -1,6 +1,7 @@
 //! `zarrdb check` and `Database::check_history` on a database that keeps history: a sound one
 //! passes, and each kind of damage to history's own keys (a commit's changes missing, a head
-//! entry naming another value, a large value missing, a tag naming no commit), made through
+//! entry naming another value, a large value missing, a parent newer than its child, a tag naming
+//! no commit), made through
 //! redb's own crate while the database is closed, is a problem naming its key.
 
 #[path = "common/cli.rs"]
@@ -91,6 +92,20 @@ fn a_sound_history_passes_and_damage_is_named() {
     edit(&lost_value, |t| drop(t.remove(&objects[0][..]).unwrap()));
     let out = cli::zarrdb(&["check", lost_value.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+    // A parent newer than its child would make every walk up the history loop: refused.
+    let cycle = copy("cycle.zarrdb");
+    let key = "__zarrdb/h/c/0000000000000002";
+    edit(&cycle, |t| {
+        let mut record = t.get(key.as_bytes()).unwrap().unwrap().value().to_vec();
+        record[12..20].copy_from_slice(&5u64.to_le_bytes());
+        let body = record.len() - 4;
+        let crc = crc32c::crc32c(&record[..body]);
+        record[body..].copy_from_slice(&crc.to_le_bytes());
+        t.insert(key.as_bytes(), &record[..]).unwrap();
+    });
+    check_names(&cycle, key);
+    assert!(Database::open(&cycle).unwrap().log().is_err(), "the log is refused, not walked in circles");
 
     let stray_tag = copy("tag.zarrdb");
     let key = "__zarrdb/h/r/t/stray";

@@ -26,14 +26,21 @@ use crate::store::{beside, RedbEngine, RedbOptions};
 const CREATING: &str = "zarrdb-creating";
 
 /// A redb database created at `at`, its format marker committed (`display` names it in errors).
-/// With `history`, the database keeps history from its first commit.
-fn open_new(at: &Path, display: &str, options: RedbOptions, named: bool, history: bool) -> Result<RedbEngine, Error> {
+/// With `history`, a new database keeps history from its first commit. Whether the database
+/// keeps history (one another creator placed at `at` first may, or may not).
+fn open_new(
+    at: &Path,
+    display: &str,
+    options: RedbOptions,
+    named: bool,
+    history: bool,
+) -> Result<(RedbEngine, bool), Error> {
     let engine = match named {
         true => RedbEngine::open(at, true, options)?,
         false => RedbEngine::open_unnamed(at, options)?,
     };
-    check_format(&engine, Backend::Redb, display, false, history)?;
-    Ok(engine)
+    let history = check_format(&engine, Backend::Redb, display, false, history)?;
+    Ok((engine, history))
 }
 
 /// Create the redb database at `path` (where nothing, or an empty file, is), or open the one
@@ -54,14 +61,17 @@ pub(super) fn create_redb(
     let temp = beside::unique_beside(path, CREATING);
     // Made exclusively first (never a file or link that was there), then redb lays it out.
     let created = beside::create_new(&temp, 0o666).is_ok();
-    let Some(mut engine) = created.then(|| open_new(&temp, &display, options, false, history).ok()).flatten() else {
+    let Some((mut engine, history)) =
+        created.then(|| open_new(&temp, &display, options, false, history).ok()).flatten()
+    else {
         // Whatever kept the temporary file from becoming a database (a folder without write
         // permission, a full disk) keeps the path from it too: creating there directly gives
         // the error under the name the caller knows.
         if created {
             let _ = std::fs::remove_file(&temp);
         }
-        return with_history(Arc::new(open_new(path, &display, options, true, history)?), history);
+        let (engine, history) = open_new(path, &display, options, true, history)?;
+        return with_history(Arc::new(engine), history);
     };
     // An empty file at the path counts as nothing there (`sniff`): it is replaced. Otherwise a
     // hard link, which fails rather than replace what another creator put there.

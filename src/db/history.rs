@@ -146,6 +146,8 @@ fn check_name(name: &str) -> Result<(), Error> {
         Some("it holds '@', which separates a database from a version in locators")
     } else if name.parse::<CommitId>().is_ok() {
         Some("it reads as a commit id")
+    } else if name == MAIN {
+        Some("it is the name of the branch")
     } else {
         None
     };
@@ -309,7 +311,13 @@ impl Database {
     /// head's entries against the newest version, and every tag's commit. It reads the whole
     /// history; an empty list means nothing is wrong.
     pub fn check_history(&self) -> Result<Vec<HistoryProblem>, Error> {
-        let snap = self.shared.history()?.raw_snapshot()?;
+        let history = self.shared.history()?;
+        // sled's reads see the live tree: commits landing during the walk would look like damage.
+        let _writer = match self.stable_snapshots() {
+            true => None,
+            false => Some(super::transaction::WriterGuard::acquire(self.shared.clone())?),
+        };
+        let snap = history.raw_snapshot()?;
         Ok(read::verify(snap)?.into_iter().map(|(key, what)| HistoryProblem { key, what }).collect())
     }
 
@@ -413,6 +421,7 @@ mod tests {
         for bad in ["", "a@b", "0123456789abcdef", "tab\there", &"x".repeat(201)] {
             assert!(matches!(check_name(bad), Err(Error::History(HistoryError::InvalidName { .. }))), "{bad:?}");
         }
+        assert!(check_name("main").is_err(), "the branch's name");
         for good in ["v1", "2026-11-29", "paper/figure 3", "0123456789abcde"] {
             check_name(good).unwrap();
         }

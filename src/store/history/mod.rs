@@ -45,7 +45,12 @@ fn read_ref(snap: &dyn KvSnapshot, key: &str) -> Result<Option<u64>, StoreError>
 
 fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, StoreError> {
     let key = record::commit_key(seq);
-    snap.get(&key)?.map(|bytes| CommitRecord::decode(&key, &bytes)).transpose()
+    let Some(bytes) = snap.get(&key)? else { return Ok(None) };
+    let commit = CommitRecord::decode(&key, &bytes)?;
+    match commit.seq == seq {
+        true => Ok(Some(commit)),
+        false => Err(record::damaged(&key, "a commit record holds another commit's number")),
+    }
 }
 
 fn now_us() -> u64 {
@@ -68,6 +73,9 @@ impl Tip {
         let head = read_ref(snap, &branch)?.ok_or_else(|| record::damaged(&branch, "the main branch is missing"))?;
         let parent = read_commit(snap, head)?
             .ok_or_else(|| record::damaged(&record::commit_key(head), "the commit a branch points at is missing"))?;
+        if last < parent.seq {
+            return Err(record::damaged(&record::last_key(), "the newest commit is older than a branch's"));
+        }
         Ok(Tip { last, parent })
     }
 }
@@ -213,6 +221,9 @@ impl HistoryEngine {
             store: "database with history",
             operation: "a commit past the 2^64th",
         })?;
+        if snap.size(&record::commit_key(seq))?.is_some() {
+            return Err(record::damaged(&record::last_key(), "the next commit's number is taken"));
+        }
         let mut recording = Recording::new(seq);
         let mut out = WriteBatch::default();
         let mut kept = BTreeMap::new();
@@ -315,6 +326,10 @@ pub(crate) mod read {
         if child.parent == 0 {
             return Ok(None);
         }
+        // Parents are older than their children, so every walk up the history ends.
+        if child.parent >= child.seq {
+            return Err(record::damaged(&record::commit_key(child.seq), "a commit's parent is not older than it"));
+        }
         let found = read_commit(snap, child.parent)?;
         let missing = || record::damaged(&record::commit_key(child.parent), "the parent of a commit is missing");
         found.map(Some).ok_or_else(missing)
@@ -334,8 +349,10 @@ pub(crate) mod read {
         let prefix = record::tags_prefix();
         let mut tags = Vec::new();
         for key in snap.keys(&prefix)? {
-            let seq = read_ref(snap, &key)?.expect("listed");
-            tags.push((key[prefix.len()..].to_owned(), seq));
+            // sled's reads see the live tree: a tag deleted since the listing is skipped.
+            if let Some(seq) = read_ref(snap, &key)? {
+                tags.push((key[prefix.len()..].to_owned(), seq));
+            }
         }
         Ok(tags)
     }
@@ -444,7 +461,7 @@ pub(crate) mod read {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    note(&record::commit_key(commit.parent), e);
+                    note(&record::commit_key(commit.seq), e);
                     return Ok(problems);
                 }
             }

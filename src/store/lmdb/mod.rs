@@ -697,6 +697,9 @@ impl KvWriter for LmdbWriter {
             return self.engine.commit(batch, true);
         };
         check_keys(&hold, &batch)?;
+        // The last commit the batch was built on, read while this transaction still holds
+        // LMDB's writer lock: a failed commit below ends the transaction and lets the lock go.
+        let seen = hold.env.info().last_txn_id;
         let applied = apply(&hold, &mut txn, &batch).and_then(|()| refuse_if_faulted(&hold));
         match applied.and_then(|()| txn.commit()) {
             Ok(()) => return Ok(()),
@@ -708,7 +711,6 @@ impl KvWriter for LmdbWriter {
         // let go and another process may commit before the batch is applied again. The batch
         // was built on the state the transaction began on: it is applied only if that state is
         // still the latest (LMDB's last transaction id unchanged), else nothing is committed.
-        let seen = hold.env.info().last_txn_id;
         drop(hold);
         loop {
             self.engine.grow()?;
