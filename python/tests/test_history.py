@@ -45,7 +45,9 @@ def test_versions_tags_and_log(tmp_path: Path) -> None:
         zarr.open_array(tx, path="a")[:2] = [0, 0]
 
     old = ZarrdbStore(path, version="v1")
-    assert old.read_only
+    assert old.read_only and old.with_read_only(True).read_only
+    with pytest.raises(ValueError):
+        old.with_read_only(False)
     assert zarr.open_array(old, path="a", mode="r")[:].tolist() == [1, 2, 3, 4]
     assert zarr.open_array(ZarrdbStore(path, version=first), path="a", mode="r")[:].tolist() == [1, 2, 3, 4]
     assert zarr.open_array(store, path="a", mode="r")[:].tolist() == [0, 0, 3, 4]

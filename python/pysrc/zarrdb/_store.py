@@ -451,6 +451,8 @@ class ZarrdbStore(Store):
             if not read_only and not native.writable:
                 raise ValueError("a snapshot is read-only: it cannot be made writable")
             return ZarrdbStore._over(self.path, native, read_only=read_only)
+        if not read_only and (self._version is not None or self._as_of_us is not None):
+            raise ValueError("a version of the database is read-only: it cannot be made writable")
         other = type(self)(
             self.path,
             read_only=read_only,
