@@ -53,6 +53,15 @@ fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, 
     }
 }
 
+/// The changes commit `seq` recorded, in key order.
+fn changes_of(snap: &dyn KvSnapshot, seq: u64) -> Result<Vec<(String, Change)>, StoreError> {
+    let key = record::changes_key(seq);
+    let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
+    let mut changes = Vec::new();
+    record::decode_changes(&key, &bytes, |changed, change| changes.push((changed, change)))?;
+    Ok(changes)
+}
+
 fn now_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
@@ -77,6 +86,19 @@ impl Tip {
             return Err(record::damaged(&record::last_key(), "the newest commit is older than a branch's"));
         }
         Ok(Tip { last, parent })
+    }
+
+    /// The number the next commit takes; refused when its record exists already (a damaged or
+    /// rolled-back `last` would otherwise make the commit overwrite history).
+    fn next_seq(&self, snap: &dyn KvSnapshot) -> Result<u64, StoreError> {
+        let seq = self.last.checked_add(1).ok_or_else(|| StoreError::Unsupported {
+            store: "database with history",
+            operation: "a commit past the 2^64th",
+        })?;
+        match snap.size(&record::commit_key(seq))? {
+            Some(_) => Err(record::damaged(&record::last_key(), "the next commit's number is taken")),
+            None => Ok(seq),
+        }
     }
 }
 
@@ -217,14 +239,7 @@ impl HistoryEngine {
     /// shows: the batch to hand to the engine. A batch that changes no Zarr key makes no version.
     fn record(&self, snap: &dyn KvSnapshot, batch: WriteBatch) -> Result<WriteBatch, StoreError> {
         let tip = Tip::read(snap)?;
-        let seq = tip.last.checked_add(1).ok_or_else(|| StoreError::Unsupported {
-            store: "database with history",
-            operation: "a commit past the 2^64th",
-        })?;
-        if snap.size(&record::commit_key(seq))?.is_some() {
-            return Err(record::damaged(&record::last_key(), "the next commit's number is taken"));
-        }
-        let mut recording = Recording::new(seq);
+        let mut recording = Recording::new(tip.next_seq(snap)?);
         let mut out = WriteBatch::default();
         let mut kept = BTreeMap::new();
         let mut keep = |key: String, value: Vec<u8>| {
@@ -385,14 +400,14 @@ pub(crate) mod read {
         }
         let mut changes: BTreeMap<String, Change> = BTreeMap::new();
         for seq in between.into_iter().rev() {
-            let key = record::changes_key(seq);
-            let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
-            record::decode_changes(&key, &bytes, |changed, change| match changes.get_mut(&changed) {
-                Some(seen) => seen.new = change.new,
-                None => {
-                    changes.insert(changed, change);
+            for (changed, change) in changes_of(snap, seq)? {
+                match changes.get_mut(&changed) {
+                    Some(seen) => seen.new = change.new,
+                    None => {
+                        changes.insert(changed, change);
+                    }
                 }
-            })?;
+            }
         }
         let same = |a: &Option<Entry>, b: &Option<Entry>| match (a, b) {
             (Some(a), Some(b)) => a.same_value(b),
@@ -407,22 +422,17 @@ pub(crate) mod read {
         let mut chain = vec![at.seq];
         let mut commit = at.clone();
         while let Some(parent) = parent_of(snap.as_ref(), &commit)? {
-            if parent.seq >= commit.seq {
-                return Err(record::damaged(&record::commit_key(commit.seq), "a commit's parent is not older than it"));
-            }
             chain.push(parent.seq);
             commit = parent;
         }
         let mut entries = BTreeMap::new();
         for seq in chain.into_iter().rev() {
-            let key = record::changes_key(seq);
-            let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
-            record::decode_changes(&key, &bytes, |changed, change| {
+            for (changed, change) in changes_of(snap.as_ref(), seq)? {
                 match change.new {
                     Some(entry) => entries.insert(changed, entry),
                     None => entries.remove(&changed),
                 };
-            })?;
+            }
         }
         Ok(Arc::new(view::Version { inner: snap, entries }))
     }
@@ -443,21 +453,13 @@ pub(crate) mod read {
                 return Ok(problems);
             }
         };
-        if tip.last < tip.parent.seq {
-            note(&record::last_key(), record::damaged(&record::last_key(), "the newest commit is older than main's"));
-        }
         let mut chain = vec![tip.parent.seq];
         let mut commit = tip.parent.clone();
         loop {
             match parent_of(snap.as_ref(), &commit) {
-                Ok(Some(parent)) if parent.seq < commit.seq => {
+                Ok(Some(parent)) => {
                     chain.push(parent.seq);
                     commit = parent;
-                }
-                Ok(Some(_)) => {
-                    let key = record::commit_key(commit.seq);
-                    note(&key, record::damaged(&key, "a commit's parent is not older than it"));
-                    return Ok(problems);
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -467,18 +469,19 @@ pub(crate) mod read {
             }
         }
         let head = view::Head { inner: snap.clone() };
+        // Reads each value by its entry alone, as every version does.
+        let values = view::Version { inner: snap.clone(), entries: BTreeMap::new() };
         let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
         for seq in chain.into_iter().rev() {
             let key = record::changes_key(seq);
-            let Some(bytes) = snap.get(&key)? else {
-                note(&key, record::damaged(&key, "the changes of a commit are missing"));
-                return Ok(problems);
+            let changes = match changes_of(snap.as_ref(), seq) {
+                Ok(changes) => changes,
+                Err(e @ StoreError::Damaged { .. }) => {
+                    note(&key, e);
+                    return Ok(problems);
+                }
+                Err(e) => return Err(e),
             };
-            let mut changes = Vec::new();
-            if let Err(e) = record::decode_changes(&key, &bytes, |changed, change| changes.push((changed, change))) {
-                note(&key, e);
-                return Ok(problems);
-            }
             for (changed, change) in changes {
                 if entries.get(&changed).copied() != change.old {
                     let what = "a commit's record of what it superseded disagrees with the commits before it";
@@ -486,8 +489,7 @@ pub(crate) mod read {
                 }
                 match change.new {
                     Some(entry) => {
-                        let version = view::Version { inner: snap.clone(), entries: BTreeMap::new() };
-                        if let Err(e) = version.read_entry(&changed, &entry) {
+                        if let Err(e) = values.read_entry(&changed, &entry) {
                             note(&changed, e);
                         }
                         entries.insert(changed, entry);
@@ -650,11 +652,8 @@ impl KvEngine for HistoryEngine {
         // The bulk write excludes other writers: this snapshot is the latest state.
         let snap = self.inner.snapshot()?;
         let tip = Tip::read(snap.as_ref())?;
-        let seq = tip.last.checked_add(1).ok_or_else(|| StoreError::Unsupported {
-            store: "database with history",
-            operation: "a commit past the 2^64th",
-        })?;
-        Ok(Box::new(HistoryBulk { inner, snap, tip, recording: Recording::new(seq), note: CommitNote::default() }))
+        let recording = Recording::new(tip.next_seq(snap.as_ref())?);
+        Ok(Box::new(HistoryBulk { inner, snap, tip, recording, note: CommitNote::default() }))
     }
 
     fn compact(&self, database: &str) -> Result<(), CompactError> {
