@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use zarrdb::db::VersionRef;
 use zarrdb::{Database, ExportOptions, ImportOptions};
 
 use super::locator::{self, Kind};
@@ -56,10 +55,7 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
             let database = builder.create(path)?;
             match opened {
                 None => {
-                    let source = match locator::split_version(from_store).1 {
-                        Some(version) => database.open_version(&VersionRef::named(version))?.store(),
-                        None => database.begin_read()?.store(),
-                    };
+                    let source = locator::read_at(&database, locator::split_version(from_store).1)?;
                     database.copy_from(source, from_node, &options)?
                 }
                 Some(opened) => database.copy_from(opened.store.clone(), from_node, &options)?,

@@ -73,6 +73,15 @@ pub(crate) fn split_version(locator: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// A read-only store of `database` at `version` (as `DB@VERSION` names it), or of its latest
+/// commit.
+pub(crate) fn read_at(database: &Database, version: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
+    Ok(match version {
+        Some(version) => database.open_version(&VersionRef::named(version))?.store(),
+        None => database.begin_read()?.store(),
+    })
+}
+
 /// Split a locator into its kind and path, looking at the path when no scheme is given. A
 /// locator starting with another scheme (`lmbd:data`, a typo) is refused rather than taken as a
 /// file name, so no command creates a database under a misspelled name.
@@ -148,10 +157,7 @@ impl Opened {
         let Some(database) = self._database.as_ref().filter(|_| version != self.version.as_deref()) else {
             return Ok(self.store.clone());
         };
-        Ok(match version {
-            Some(version) => database.open_version(&VersionRef::named(version))?.store(),
-            None => database.begin_read()?.store(),
-        })
+        read_at(database, version)
     }
 }
 
@@ -184,10 +190,7 @@ pub(crate) fn open_with(locator: &str, verify: bool) -> Result<Opened, CliError>
             // Read-only: inspecting a database never changes its files (and works on read-only media).
             // A read-only redb database gets a small cache (`DatabaseBuilder::redb_cache_size`).
             let database = Database::builder().backend(backend).verify_on_open(verify).read_only(true).open(path)?;
-            let store = match version {
-                Some(version) => database.open_version(&VersionRef::named(version))?.store(),
-                None => database.begin_read()?.store(),
-            };
+            let store = read_at(&database, version)?;
             Ok(Opened { store, _database: Some(database), version: version.map(str::to_owned) })
         }
     }

@@ -238,7 +238,6 @@ impl Database {
     pub fn tag(&self, name: &str, at: &VersionRef) -> Result<CommitId, Error> {
         check_name(name)?;
         let history = self.shared.history()?;
-        self.shared.would_deadlock()?;
         let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
         let mut tagged = CommitId(0);
         history.commit_refs(self.shared.durable, |snap| {
@@ -258,7 +257,6 @@ impl Database {
     /// never used again.
     pub fn delete_tag(&self, name: &str) -> Result<(), Error> {
         let history = self.shared.history()?;
-        self.shared.would_deadlock()?;
         let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
         history.commit_refs(self.shared.durable, |snap| {
             read::delete_tag(snap, name)?.ok_or_else(|| self.shared.not_found(&VersionRef::Tag(name.to_owned())))
