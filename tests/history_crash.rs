@@ -1,13 +1,18 @@
-//! SIGKILL while a process commits, tags and restores in a database that keeps history, on redb,
-//! LMDB and sled: after every kill the database opens, `check_history` finds nothing wrong, every
-//! version the child acknowledged reads exactly what the child's model says, and every tag it
+//! SIGKILL while a process commits, tags, restores, expires and collects in a database that keeps
+//! history, on redb, LMDB and sled: after every kill the database opens, `check_history` finds
+//! nothing wrong (no value a kept version reads is missing, none that no version reads is left),
+//! every version the child acknowledged and did not expire reads exactly what the child's model
+//! says, every version it acknowledged expiring is refused as expired, and every tag it
 //! acknowledged names its commit.
 //!
 //! The child (`child_entry`, this test binary run again with `ZARRDB_HISTORY_CRASH_DB` set)
 //! starts from the database's latest state and loops: a durable transaction writing a few keys
 //! (small and large values, removals), sometimes a tag of the newest commit, sometimes a restore of
-//! the whole hierarchy to a version it made earlier. After each it prints an acknowledgement line:
-//! `commit ID HASH` (the hash of the whole state it expects that commit to hold) or `tag NAME ID`.
+//! the whole hierarchy to a version it made earlier, sometimes an expiry of its older versions or a
+//! collection. After each it prints an acknowledgement line: `commit ID HASH` (the hash of the
+//! whole state it expects that commit to hold), `tag NAME ID`, `expired ID`, `collected N`; before
+//! an expiry or a collection it prints `expiring ID` or `collecting`, so the parent knows one was
+//! under way at the kill.
 //! The parent kills it at a random moment, reads the lines it printed, and checks the last
 //! versions acknowledged and a sample of all since the first round, and every tag. `ZARRDB_HISTORY_KILLS` sets the rounds per backend (default 17, so
 //! over 50 kills in CI across the three).
@@ -24,7 +29,8 @@ use std::time::Duration;
 
 use splitmix::SplitMix;
 use zarrdb::db::{CommitId, VersionRef};
-use zarrdb::{Backend, Database, Store};
+use zarrdb::error::HistoryError;
+use zarrdb::{Backend, Database, Error, Store};
 
 const DB_ENV: &str = "ZARRDB_HISTORY_CRASH_DB";
 const BACKEND_ENV: &str = "ZARRDB_HISTORY_CRASH_BACKEND";
@@ -76,8 +82,26 @@ fn child_entry() {
     let mut state = contents(db.begin_read().unwrap().store().as_ref());
     let mut made: Vec<(CommitId, State)> = vec![(tip(&db), state.clone())];
     let mut out = std::io::stdout().lock();
+    // The test harness has printed the start of a line ("test child_entry ... "): end it, so the
+    // first acknowledgement has a line of its own.
+    writeln!(out).unwrap();
     for i in 0.. {
-        match rng.range(0, 9) {
+        match rng.range(0, 10) {
+            2 if rng.range(0, 1) == 0 => {
+                // Expire part of this run's versions (the earlier rounds' are older still).
+                let keep = made[rng.range(0, made.len() as u64 - 1) as usize].0;
+                writeln!(out, "expiring {keep}").unwrap();
+                out.flush().unwrap();
+                let horizon = db.expire(&VersionRef::Commit(keep)).unwrap();
+                made.retain(|(id, _)| *id >= horizon);
+                writeln!(out, "expired {horizon}").unwrap();
+            }
+            2 => {
+                writeln!(out, "collecting").unwrap();
+                out.flush().unwrap();
+                let freed = db.collect().unwrap();
+                writeln!(out, "collected {}", freed.values).unwrap();
+            }
             0 => {
                 let name = format!("s{seed}-{i}");
                 let id = db.tag(&name, &VersionRef::Branch("main".into())).unwrap();
@@ -121,6 +145,11 @@ fn kill_rounds(backend: Backend) {
     drop(open(&path, backend));
     let mut commits: BTreeMap<CommitId, u64> = BTreeMap::new();
     let mut tags: BTreeMap<String, CommitId> = BTreeMap::new();
+    // Versions older than `horizon` that no tag names were expired for sure; those older than
+    // `maybe` may have been (an expiry was under way at a kill).
+    let (mut horizon, mut maybe) =
+        ("0000000000000000".parse::<CommitId>().unwrap(), "0000000000000000".parse::<CommitId>().unwrap());
+    let mut in_flight = (0, 0, 0);
     let mut rng = SplitMix::new(0xdead, backend as u64);
     for round in 0..kills() {
         let mut child = Command::new(std::env::current_exe().unwrap())
@@ -149,6 +178,16 @@ fn kill_rounds(backend: Backend) {
                 ["tag", name, id] => {
                     tags.insert(name.to_owned(), id.parse().unwrap());
                 }
+                ["expiring", id] => {
+                    maybe = maybe.max(id.parse().unwrap());
+                    in_flight.0 += 1;
+                }
+                ["expired", id] => {
+                    horizon = horizon.max(id.parse().unwrap());
+                    in_flight.0 -= 1;
+                }
+                ["collecting"] => in_flight.1 += 1,
+                ["collected", _] => in_flight.1 -= 1,
                 // The test harness's own lines, and a line cut by the kill.
                 _ => {}
             }
@@ -156,8 +195,19 @@ fn kill_rounds(backend: Backend) {
         let db = open(&path, backend);
         let problems = db.check_history().unwrap();
         assert!(problems.is_empty(), "{} round {round}: {problems:?}", backend.name());
+        // A tag made just before the kill protects its commit though it was never acknowledged.
+        let made_tags = db.tags().unwrap();
+        let tagged = |id: &CommitId| made_tags.iter().any(|(_, t)| t == id);
         for (id, want) in &commits {
-            let version = db.open_version(&VersionRef::Commit(*id)).unwrap();
+            let version = match db.open_version(&VersionRef::Commit(*id)) {
+                Err(Error::History(HistoryError::Expired { .. })) if *id < maybe.max(horizon) && !tagged(id) => {
+                    continue
+                }
+                _ if *id < horizon && !tagged(id) => {
+                    panic!("{} round {round}: expired commit {id} opened", backend.name())
+                }
+                version => version.unwrap(),
+            };
             assert_eq!(
                 hash(&contents(version.store().as_ref())),
                 *want,
@@ -175,6 +225,20 @@ fn kill_rounds(backend: Backend) {
         }
     }
     assert!(commits.len() as u64 > kills(), "{}: the children acknowledged {} commits", backend.name(), commits.len());
+    assert!(
+        horizon > "0000000000000000".parse::<CommitId>().unwrap(),
+        "{}: the children expired nothing",
+        backend.name()
+    );
+    // How many kills landed inside an expiry and inside a collection (the expiry is one small
+    // commit, so kills seldom do).
+    eprintln!(
+        "{}: {} kills, {} during an expiry, {} during a collection",
+        backend.name(),
+        kills(),
+        in_flight.0,
+        in_flight.1
+    );
 }
 
 #[test]

@@ -1,9 +1,12 @@
 //! History against a model: random transactions, auto-commit writes, erased prefixes, imports,
-//! tags, deleted tags, restores of a node to an older version and reopenings on redb, LMDB and sled, mirrored into a map of every
-//! version's contents. After each step, some versions are read back (by tag, by commit id and as
-//! of their time) and must hold exactly their model state, and their diff with another version
-//! must list every key that differs; the head must hold the model's
-//! latest; tags never move and a deleted tag's name is refused for good.
+//! tags, deleted tags, restores of a node to an older version, expiries, collections and
+//! reopenings on redb, LMDB and sled, mirrored into a map of every version's contents. After each
+//! step, some versions are read back (by tag, by commit id and as of their time) and must hold
+//! exactly their model state, and their diff with another version must list every key that
+//! differs; the head must hold the model's latest; tags never move and a deleted tag's name is
+//! refused for good; an expired version is refused (by id and by time) with a typed error, and
+//! after each collection `check_history` finds every kept version's values and no value that no
+//! version reads.
 //!
 //! `ZARRDB_HISTORY_STEPS` sets the steps per backend (default 3,400, so CI runs over 10,000; the recorded campaign ran
 //! more, docs/benchmarks.md).
@@ -78,6 +81,32 @@ struct Model {
     commits: BTreeMap<CommitId, (std::time::SystemTime, State)>,
     tags: BTreeMap<String, CommitId>,
     deleted: BTreeSet<String>,
+    /// Commits older than this one that no tag names have expired.
+    horizon: Option<CommitId>,
+}
+
+impl Model {
+    fn live(&self, id: CommitId) -> bool {
+        self.horizon.is_none_or(|h| id >= h) || self.tags.values().any(|t| *t == id)
+    }
+
+    /// The commits whose versions are kept.
+    fn kept(&self) -> Vec<CommitId> {
+        self.commits.keys().copied().filter(|id| self.live(*id)).collect()
+    }
+
+    fn expired(&self) -> Vec<CommitId> {
+        self.commits.keys().copied().filter(|id| !self.live(*id)).collect()
+    }
+}
+
+#[track_caller]
+fn refused_as_expired(result: Result<impl Sized, Error>, what: String) {
+    match result {
+        Err(Error::History(HistoryError::Expired { .. })) => {}
+        Err(e) => panic!("{what}: refused with {e}, not as expired"),
+        Ok(_) => panic!("{what}: an expired version was opened"),
+    }
 }
 
 fn record_head(db: &Database, model: &mut Model) {
@@ -91,7 +120,15 @@ fn record_head(db: &Database, model: &mut Model) {
 }
 
 fn check_version(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
-    let ids: Vec<&CommitId> = model.commits.keys().collect();
+    let expired = model.expired();
+    if !expired.is_empty() {
+        let id = expired[rng.range(0, expired.len() as u64 - 1) as usize];
+        refused_as_expired(db.open_version(&VersionRef::Commit(id)), format!("step {step}: commit {id}"));
+        let time = model.commits[&id].0;
+        refused_as_expired(db.open_version(&VersionRef::AsOf(time)), format!("step {step}: as of commit {id}'s time"));
+    }
+    let kept = model.kept();
+    let ids: Vec<&CommitId> = kept.iter().collect();
     let id = *ids[rng.range(0, ids.len() as u64 - 1) as usize];
     let (time, want) = &model.commits[&id];
     let by_id = db.open_version(&VersionRef::Commit(id)).unwrap();
@@ -137,13 +174,20 @@ fn run(backend: Backend, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let mut db = open(&path, backend);
-    let mut model =
-        Model { head: State::new(), commits: BTreeMap::new(), tags: BTreeMap::new(), deleted: BTreeSet::new() };
+    let mut model = Model {
+        head: State::new(),
+        commits: BTreeMap::new(),
+        tags: BTreeMap::new(),
+        deleted: BTreeSet::new(),
+        horizon: None,
+    };
     record_head(&db, &mut model);
     let mut rng = SplitMix::new(seed, backend as u64);
     let mut imports = 0;
+    // Versions and values the collections freed, so the run shows it made some.
+    let mut collected = (0, 0);
     for step in 0..steps() {
-        match rng.range(0, 19) {
+        match rng.range(0, 21) {
             0..=7 => {
                 let txn = db.begin_write().unwrap();
                 let store = txn.store();
@@ -198,6 +242,7 @@ fn run(backend: Backend, seed: u64) {
                 let ids: Vec<CommitId> = model.commits.keys().copied().collect();
                 let id = ids[rng.range(0, ids.len() as u64 - 1) as usize];
                 match db.tag(&name, &VersionRef::Commit(id)) {
+                    Ok(tagged) if !model.live(id) => panic!("step {step}: tagged expired commit {tagged}"),
                     Ok(tagged) => {
                         assert_eq!(tagged, id);
                         assert!(!model.tags.contains_key(&name) && !model.deleted.contains(&name), "{name} was free");
@@ -205,6 +250,7 @@ fn run(backend: Backend, seed: u64) {
                     }
                     Err(Error::History(HistoryError::TagExists { .. })) => assert!(model.tags.contains_key(&name)),
                     Err(Error::History(HistoryError::TagDeleted { .. })) => assert!(model.deleted.contains(&name)),
+                    Err(Error::History(HistoryError::Expired { .. })) => assert!(!model.live(id)),
                     Err(e) => panic!("step {step}: tag {name}: {e}"),
                 }
             }
@@ -221,7 +267,7 @@ fn run(backend: Backend, seed: u64) {
             }
             16 if rng.range(0, 1) == 0 => {
                 let (node, prefix) = [("/", ""), ("/a", "a/"), ("/b", "b/")][rng.range(0, 2) as usize];
-                let ids: Vec<CommitId> = model.commits.keys().copied().collect();
+                let ids = model.kept();
                 let id = ids[rng.range(0, ids.len() as u64 - 1) as usize];
                 let then = &model.commits[&id].1;
                 db.restore(node, &VersionRef::Commit(id)).unwrap();
@@ -236,16 +282,58 @@ fn run(backend: Backend, seed: u64) {
                 db = open(&path, backend);
                 assert!(db.keeps_history());
             }
+            17 if rng.range(0, 3) == 0 => {
+                // Keep a kept version and every later one: by id, as of its time, or the head.
+                let kept = model.kept();
+                let id = kept[rng.range(0, kept.len() as u64 - 1) as usize];
+                let keep = match rng.range(0, 2) {
+                    0 => VersionRef::Commit(id),
+                    1 => VersionRef::AsOf(model.commits[&id].0),
+                    _ => VersionRef::Branch("main".into()),
+                };
+                let id = match keep {
+                    VersionRef::Branch(_) => *model.commits.keys().last().expect("the head"),
+                    _ => id,
+                };
+                let horizon = db.expire(&keep).unwrap();
+                model.horizon = Some(model.horizon.map_or(id, |h| h.max(id)));
+                assert_eq!(Some(horizon), model.horizon, "step {step}: expire {keep}");
+            }
+            18 => {
+                let freed = db.collect().unwrap();
+                (collected.0, collected.1) = (collected.0 + freed.versions, collected.1 + freed.values);
+                let problems = db.check_history().unwrap();
+                assert!(problems.is_empty(), "step {step}: after collecting {freed:?}: {problems:?}");
+                let log = db.log().unwrap();
+                let ids: Vec<CommitId> = log.iter().rev().map(|c| c.id).collect();
+                assert_eq!(ids, model.kept(), "step {step}: the log after a collection holds the kept versions");
+            }
             _ => check_version(&db, &model, &mut rng, step),
         }
         same(&contents(&db.store()), &model.head, format!("step {step}: the head"));
     }
     let tags: BTreeMap<String, CommitId> = db.tags().unwrap().into_iter().collect();
     assert_eq!(tags, model.tags);
+    let freed = db.collect().unwrap();
+    (collected.0, collected.1) = (collected.0 + freed.versions, collected.1 + freed.values);
+    assert!(collected.0 > 0 && collected.1 > 0, "the collections freed {collected:?}");
+    eprintln!(
+        "{}: {} commits, {} kept; collected {} versions, {} values",
+        backend.name(),
+        model.commits.len(),
+        model.kept().len(),
+        collected.0,
+        collected.1
+    );
     let log = db.log().unwrap();
-    assert_eq!(log.len(), model.commits.len(), "one commit per version made");
+    assert_eq!(log.len(), model.kept().len(), "one commit per version kept");
     assert!(log.windows(2).all(|w| w[0].parent == Some(w[1].id) && w[0].time > w[1].time));
-    for (id, (_, want)) in &model.commits {
+    let problems = db.check_history().unwrap();
+    assert!(problems.is_empty(), "at the end: {problems:?}");
+    for id in model.expired() {
+        refused_as_expired(db.open_version(&VersionRef::Commit(id)), format!("commit {id} at the end"));
+    }
+    for (id, (_, want)) in model.commits.iter().filter(|(id, _)| model.live(**id)) {
         same(
             &contents(&db.open_version(&VersionRef::Commit(*id)).unwrap().store()),
             want,

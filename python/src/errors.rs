@@ -163,6 +163,7 @@ fn store_context(error: &LibStore) -> Context {
             Context::kind("transaction_closed").key(key).operation(operation)
         }
         LibStore::Open { location, .. } => Context::kind("io").path(location).operation("open"),
+        LibStore::VersionExpired { key } => Context::kind("expired").key(key),
         _ => Context::kind("store"),
     }
 }
@@ -278,6 +279,7 @@ fn history_context(error: &LibHistory) -> Context {
         LibHistory::NotFound { database, .. } => Context::kind("not_found").path(database),
         LibHistory::TagExists { database, .. } => Context::kind("tag_exists").path(database),
         LibHistory::TagDeleted { database, .. } => Context::kind("tag_deleted").path(database),
+        LibHistory::Expired { database, .. } => Context::kind("expired").path(database),
         LibHistory::InvalidName { .. } => Context::kind("invalid_name"),
         LibHistory::InvalidCommitId { .. } => Context::kind("invalid_commit_id"),
         _ => Context::kind("history"),

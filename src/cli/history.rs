@@ -1,12 +1,12 @@
-//! `zarrdb log DATABASE` and `zarrdb tag DATABASE NAME`: the history of a database that keeps
-//! one (`DatabaseBuilder::history`).
+//! `zarrdb log`, `tag`, `expire` and `gc`: the history of a database that keeps one
+//! (`DatabaseBuilder::history`).
 
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use zarrdb::db::VersionRef;
 use zarrdb::Database;
 
-use super::{locator, CliResult};
+use super::{locator, CliError, CliResult};
 
 pub(crate) fn log(database: &str, json: bool) -> CliResult {
     let (backend, path) = locator::database(database, "log")?;
@@ -55,4 +55,66 @@ pub(crate) fn tag(database: &str, name: &str, at: &str, delete: bool) -> CliResu
         outln!("tagged {id} as {}", name.escape_debug())?;
     }
     Ok(())
+}
+
+/// A duration as `--older-than` takes it: a whole number and a unit (s, m, h, d).
+fn parse_age(text: &str) -> Option<Duration> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    number.parse::<u64>().ok()?.checked_mul(seconds).map(Duration::from_secs)
+}
+
+pub(crate) fn expire(database: &str, keep: Option<&str>, older_than: Option<&str>) -> CliResult {
+    let (backend, path) = locator::database(database, "expire")?;
+    let keep = match (keep, older_than) {
+        (Some(version), _) => VersionRef::named(version),
+        (None, Some(age)) => {
+            let age = parse_age(age).ok_or_else(|| {
+                CliError::new(format!(
+                    "expire: --older-than {}: give a whole number and a unit, s, m, h or d (30d)",
+                    age.escape_debug()
+                ))
+            })?;
+            VersionRef::AsOf(SystemTime::now().checked_sub(age).unwrap_or(UNIX_EPOCH))
+        }
+        (None, None) => return Err(CliError::new("expire: give --keep VERSION or --older-than AGE")),
+    };
+    let db = Database::builder().backend(backend).open(path)?;
+    let horizon = db.expire(&keep)?;
+    outln!("versions older than {horizon} expire unless tagged; zarrdb gc frees what only they read")?;
+    Ok(())
+}
+
+pub(crate) fn gc(database: &str, json: bool) -> CliResult {
+    let (backend, path) = locator::database(database, "gc")?;
+    let db = Database::builder().backend(backend).open(path)?;
+    let freed = db.collect()?;
+    if json {
+        let line = serde_json::json!({ "versions": freed.versions, "values": freed.values, "bytes": freed.bytes });
+        outln!("{line}")?;
+    } else {
+        outln!("freed {} values ({} bytes) of {} expired versions", freed.values, freed.bytes, freed.versions)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("30d"), Some(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_age("90s"), Some(Duration::from_secs(90)));
+        for bad in ["", "d", "30", "30x", "-1d", "1.5h", "99999999999999999999d"] {
+            assert_eq!(parse_age(bad), None, "{bad}");
+        }
+    }
 }

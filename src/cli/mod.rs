@@ -185,6 +185,32 @@ enum Command {
         #[arg(long, conflicts_with = "at")]
         delete: bool,
     },
+    /// Expire old versions of a database that keeps history: every version older than the one
+    /// kept (and not tagged) is refused from then on, and `zarrdb gc` frees what only they read.
+    #[command(
+        after_help = "Examples:\n  zarrdb expire data.zarrdb --older-than 30d && zarrdb gc data.zarrdb\n  zarrdb expire data.zarrdb --keep main   # keep the head and the tagged versions"
+    )]
+    Expire {
+        /// Database locator.
+        database: String,
+        /// Keep this version and every later one: a commit id (16 hexadecimal digits), `main`, or a tag.
+        #[arg(long, required_unless_present = "older_than", conflicts_with = "older_than")]
+        keep: Option<String>,
+        /// Keep the version that was current this long ago, and every later one: a number and
+        /// a unit, s, m, h or d (`30d`, `12h`).
+        #[arg(long)]
+        older_than: Option<String>,
+    },
+    /// Free what only expired versions of a database that keeps history read (`zarrdb expire`),
+    /// in steps that writers interleave with; `zarrdb compact` then gives the space back.
+    #[command(after_help = "Examples:\n  zarrdb gc data.zarrdb\n  zarrdb gc lmdb:/srv/env --json")]
+    Gc {
+        /// Database locator.
+        database: String,
+        /// Print one JSON document: versions, values, bytes (freed).
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the benchmark workloads of BENCHMARKS.md and print the figures.
     #[command(
         after_help = "Examples:\n  zarrdb bench --workload big_zstd --backend redb --runs 1\n  zarrdb bench --workload group_commit --backend redb --backend lmdb --json"
@@ -545,6 +571,10 @@ pub(crate) fn run() -> ExitCode {
         Command::Compact { database, json } => compact::run(&database, json),
         Command::Log { database, json } => history::log(&database, json),
         Command::Tag { database, name, at, delete } => history::tag(&database, &name, &at, delete),
+        Command::Expire { database, keep, older_than } => {
+            history::expire(&database, keep.as_deref(), older_than.as_deref())
+        }
+        Command::Gc { database, json } => history::gc(&database, json),
         Command::Bench { workloads, backends, runs, json, dir, durability } => {
             bench::run(bench::Options { workloads, backends, runs, json, dir, durable: durability == "durable" })
         }

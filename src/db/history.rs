@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Database, DbShared, Snapshot, Transaction};
 use crate::error::{Error, HistoryError};
-use crate::store::history::{read, Commit, HistoryEngine, MAIN};
+use crate::store::history::{read, Collected, Commit, HistoryEngine, MAIN, STEP_CHANGES};
 use crate::store::kv::{CommitNote, KvSnapshot};
 
 /// A commit of a database that keeps history: its number in the database, counted from 1 (the
@@ -167,8 +167,13 @@ impl DbShared {
         HistoryError::NotFound { database: self.path.display().to_string(), reference: at.to_string() }.into()
     }
 
-    /// The commit `at` names, read through `snap`.
+    fn expired(&self, at: &VersionRef) -> Error {
+        HistoryError::Expired { database: self.path.display().to_string(), reference: at.to_string() }.into()
+    }
+
+    /// The commit `at` names, read through `snap`; an expired one is refused.
     fn resolve(&self, snap: &dyn KvSnapshot, at: &VersionRef) -> Result<Commit, Error> {
+        // A tag keeps its commit from expiring, and a branch's head never is.
         let seq = match at {
             VersionRef::Tag(name) => match read::tag(snap, name)? {
                 Ok(seq) => seq,
@@ -179,15 +184,30 @@ impl DbShared {
                 Err(false) => return Err(self.not_found(at)),
             },
             VersionRef::Branch(name) => read::branch(snap, name)?.ok_or_else(|| self.not_found(at))?,
-            VersionRef::Commit(id) => id.0,
+            VersionRef::Commit(id) => {
+                return match read::commit(snap, id.0)? {
+                    Some(commit) if read::expired(snap, commit.seq)? => Err(self.expired(at)),
+                    Some(commit) => Ok(commit),
+                    // Commit numbers are never reused: one under the horizon was collected.
+                    None if id.0 > 0 && id.0 < read::horizon(snap)? => Err(self.expired(at)),
+                    None => Err(self.not_found(at)),
+                };
+            }
             VersionRef::AsOf(time) => {
                 let limit =
                     time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
                 let mut commit = read::main(snap)?;
                 while commit.time_us > limit {
+                    // The commit that was newest then was folded into this one by a collection.
+                    if commit.oldest_us <= limit {
+                        return Err(self.expired(at));
+                    }
                     commit = read::parent_of(snap, &commit)?.ok_or_else(|| self.not_found(at))?;
                 }
-                return Ok(commit);
+                return match read::expired(snap, commit.seq)? {
+                    true => Err(self.expired(at)),
+                    false => Ok(commit),
+                };
             }
         };
         read::commit(snap, seq)?.ok_or_else(|| self.not_found(at))
@@ -272,10 +292,86 @@ impl Database {
     /// A read-only view of the version `at` names, as a [`Snapshot`]: every read API takes its
     /// store, and it does not change while writers commit (from this process or others).
     pub fn open_version(&self, at: &VersionRef) -> Result<Snapshot, Error> {
-        let snap = self.shared.history()?.raw_snapshot()?;
+        let history = self.shared.history()?;
+        // sled's reads see the live tree: a collection must not fold the records being read.
+        // A thread that holds the writer lock already keeps collections out.
+        let _writer = match self.stable_snapshots() || self.shared.would_deadlock().is_err() {
+            true => None,
+            false => Some(super::transaction::WriterGuard::acquire(self.shared.clone())?),
+        };
+        let snap = history.raw_snapshot()?;
         let commit = self.shared.resolve(snap.as_ref(), at)?;
         let version = read::version(snap, &commit)?;
         Ok(Snapshot::of_version(&self.shared, version))
+    }
+}
+
+/// What [`Database::collect`] freed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Collection {
+    /// Expired versions whose records were removed.
+    pub versions: u64,
+    /// Values deleted: those only expired versions read.
+    pub values: u64,
+    /// Their bytes ([`Database::compact`] gives the space back to the file system).
+    pub bytes: u64,
+}
+
+impl Database {
+    /// Expire every version older than the one `keep` names that no tag names: they are
+    /// refused from then on ([`HistoryError::Expired`]), and [`Database::collect`] frees what
+    /// only they read. `keep` and every later version stay, and so does every tagged one (until
+    /// its tag is deleted). `VersionRef::AsOf(t)` keeps the version that was current at `t`;
+    /// the head of `main` keeps only the head and the tagged versions. The horizon never moves
+    /// back: returns where it is. Expiring writes one small record.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// use zarrdb::Database;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("e.zarrdb"))?;
+    /// for round in 0..3u8 {
+    ///     db.store().set("notes/c/0", &[round; 8192])?;
+    /// }
+    /// let log = db.log()?;
+    /// db.tag("first", &VersionRef::Commit(log[2].id))?;
+    /// db.expire(&VersionRef::Branch("main".into()))?;
+    /// assert!(db.open_version(&VersionRef::Commit(log[1].id)).is_err()); // expired
+    /// let freed = db.collect()?;
+    /// assert_eq!((freed.values, freed.bytes), (1, 8192)); // only the expired version read it
+    /// assert_eq!(db.open_version(&VersionRef::Tag("first".into()))?.store().get("notes/c/0")?, Some(vec![0; 8192]));
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn expire(&self, keep: &VersionRef) -> Result<CommitId, Error> {
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut horizon = CommitId(0);
+        history.commit_refs(self.shared.durable, |snap| {
+            let commit = self.shared.resolve(snap, keep)?;
+            horizon = CommitId(commit.seq.max(read::horizon(snap)?));
+            Ok(read::expire(snap, commit.seq)?.unwrap_or_default())
+        })?;
+        Ok(horizon)
+    }
+
+    /// Free what only expired versions read ([`Database::expire`]): their records go, and
+    /// every value no kept version reads is deleted, exactly those. Its time follows what it
+    /// frees and what the expired commits recorded, not the size of the database. It works in
+    /// steps of bounded size, each one commit that writers from this and other processes
+    /// interleave with, and readers of kept versions read on through it; after a crash the
+    /// next collection carries on where it stopped.
+    pub fn collect(&self) -> Result<Collection, Error> {
+        let history = self.shared.history()?;
+        let mut total = Collected::default();
+        loop {
+            let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+            match history.collect_step(self.shared.durable, STEP_CHANGES)? {
+                Some(step) => total.add(step),
+                None => break,
+            }
+        }
+        Ok(Collection { versions: total.commits, values: total.values, bytes: total.bytes })
     }
 }
 

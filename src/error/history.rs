@@ -27,6 +27,15 @@ pub enum HistoryError {
         /// What was asked for: `tag "v1"`, `commit 000000000000002a`, ...
         reference: String,
     },
+    /// The version has expired ([`crate::Database::expire`]): it is older than the expiry
+    /// horizon and no tag names it.
+    #[error("\"{database}\" no longer keeps the version of {reference}: it has expired")]
+    Expired {
+        /// The database's path.
+        database: String,
+        /// What was asked for: `commit 000000000000002a`, ...
+        reference: String,
+    },
     /// A tag of this name exists: a tag never moves.
     #[error("\"{database}\" has a tag \"{name}\" already; a tag never moves")]
     TagExists {

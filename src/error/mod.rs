@@ -180,6 +180,14 @@ pub enum StoreError {
         /// What the store did that a sound file cannot.
         what: &'static str,
     },
+    /// A value of an older version of a database with history was freed by a collection after
+    /// the version expired (an engine whose snapshots follow the live file: sled); the version
+    /// can no longer be read.
+    #[error("\"{key}\" of a version that has expired and was collected since it was opened")]
+    VersionExpired {
+        /// The key read.
+        key: String,
+    },
     /// The transaction this store belongs to was committed or dropped; handles made from it
     /// (arrays, groups) cannot be used any more.
     #[error("{operation} of \"{key}\": the transaction has ended (committed or dropped)")]

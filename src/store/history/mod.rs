@@ -15,6 +15,7 @@
 //! commit on its ancestry. The commit's parent is read under the engine's writer lock (taken
 //! here when the caller holds none), so no commit of another process lands in between.
 
+mod collect;
 mod record;
 mod view;
 
@@ -28,6 +29,7 @@ use super::kv::{CommitNote, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
 use crate::error::{CompactError, StoreError};
 use crate::key::RESERVED_PREFIX;
 
+pub(crate) use collect::{Collected, STEP_CHANGES};
 pub(crate) use record::{Change, CommitRecord as Commit};
 
 /// The branch every commit goes to.
@@ -113,18 +115,27 @@ struct Recording {
     next_index: u32,
     bytes: u64,
     changes: BTreeMap<String, Change>,
+    /// Values this commit wrote under their own keys and then replaced itself (a bulk write
+    /// that sets a key twice, or sets and erases it): no version reads them, so they are deleted.
+    dropped: Vec<Entry>,
 }
 
 impl Recording {
     fn new(seq: u64) -> Recording {
-        Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new() }
+        Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new(), dropped: Vec::new() }
     }
 
     /// Note that `key` changes from `old` (what it held before the commit) to `new`; a key
     /// changed twice in one commit keeps the entry it held before.
     fn change(&mut self, key: &str, old: Option<Entry>, new: Option<Entry>) {
         match self.changes.get_mut(key) {
-            Some(change) => change.new = new,
+            Some(change) => {
+                if let Some(replaced) = std::mem::replace(&mut change.new, new) {
+                    if !replaced.inline {
+                        self.dropped.push(replaced);
+                    }
+                }
+            }
             None => {
                 self.changes.insert(key.to_owned(), Change { old, new });
             }
@@ -158,11 +169,13 @@ impl Recording {
 
     /// The bookkeeping that makes the changes commit `seq`, on top of `tip`.
     fn finish(self, tip: &Tip, note: CommitNote) -> Vec<(String, Vec<u8>)> {
+        // Later than the parent's, so a time names one place on a branch.
+        let time_us = now_us().max(tip.parent.time_us.saturating_add(1));
         let commit = CommitRecord {
             seq: self.seq,
             parent: tip.parent.seq,
-            // Later than the parent's, so a time names one place on a branch.
-            time_us: now_us().max(tip.parent.time_us.saturating_add(1)),
+            time_us,
+            oldest_us: time_us,
             changes: self.changes.len() as u64,
             bytes: self.bytes,
             message: note.message,
@@ -212,10 +225,12 @@ impl HistoryEngine {
     /// The bookkeeping that starts history in a database: the first commit (an empty version)
     /// on `main`. Written with the format record that says the database keeps history.
     pub fn start() -> Vec<(String, Vec<u8>)> {
+        let time_us = now_us();
         let root = CommitRecord {
             seq: 1,
             parent: 0,
-            time_us: now_us(),
+            time_us,
+            oldest_us: time_us,
             changes: 0,
             bytes: 0,
             message: "history begins".to_owned(),
@@ -372,6 +387,31 @@ pub(crate) mod read {
         Ok(tags)
     }
 
+    /// The expiry horizon ([`expire`]): 0 before the first expiry.
+    pub fn horizon(snap: &dyn KvSnapshot) -> Result<u64, StoreError> {
+        Ok(read_ref(snap, &record::horizon_key())?.unwrap_or(0))
+    }
+
+    /// Whether commit `seq` has expired: it is older than the horizon and no tag names it (the
+    /// head of `main` is never older than the horizon).
+    pub fn expired(snap: &dyn KvSnapshot, seq: u64) -> Result<bool, StoreError> {
+        if seq >= horizon(snap)? {
+            return Ok(false);
+        }
+        Ok(!tags(snap)?.into_iter().any(|(_, tagged)| tagged == seq))
+    }
+
+    /// Expire every commit older than `seq` that no tag names: the batch that moves the horizon
+    /// there, or `None` when it is there or further already (it never moves back).
+    pub fn expire(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<WriteBatch>, StoreError> {
+        if horizon(snap)? >= seq {
+            return Ok(None);
+        }
+        let mut batch = WriteBatch::default();
+        batch.puts.insert(record::horizon_key(), Some(record::encode_ref(seq)));
+        Ok(Some(batch))
+    }
+
     /// The commit branch `name` points at.
     pub fn branch(snap: &dyn KvSnapshot, name: &str) -> Result<Option<u64>, StoreError> {
         read_ref(snap, &record::branch_key(name))
@@ -434,7 +474,7 @@ pub(crate) mod read {
                 };
             }
         }
-        Ok(Arc::new(view::Version { inner: snap, entries }))
+        Ok(Arc::new(view::Version { inner: snap, entries, seq: at.seq }))
     }
 
     /// Check the history in `snap` whole: `main`'s ancestry (every record there, parents older
@@ -470,8 +510,18 @@ pub(crate) mod read {
         }
         let head = view::Head { inner: snap.clone() };
         // Reads each value by its entry alone, as every version does.
-        let values = view::Version { inner: snap.clone(), entries: BTreeMap::new() };
+        let values = view::Version { inner: snap.clone(), entries: BTreeMap::new(), seq: tip.parent.seq };
         let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+        // Every value some version on the ancestry reads, by its commit and index.
+        let mut reached = std::collections::HashSet::new();
+        let horizon_key = record::horizon_key();
+        match read_ref(snap.as_ref(), &horizon_key) {
+            Ok(Some(horizon)) if horizon > tip.parent.seq => {
+                note(&horizon_key, record::damaged(&horizon_key, "the expiry horizon is past the head of main"))
+            }
+            Ok(_) => {}
+            Err(e) => note(&horizon_key, e),
+        }
         for seq in chain.into_iter().rev() {
             let key = record::changes_key(seq);
             let changes = match changes_of(snap.as_ref(), seq) {
@@ -492,6 +542,7 @@ pub(crate) mod read {
                         if let Err(e) = values.read_entry(&changed, &entry) {
                             note(&changed, e);
                         }
+                        reached.insert((entry.seq, entry.index));
                         entries.insert(changed, entry);
                     }
                     None => {
@@ -513,6 +564,14 @@ pub(crate) mod read {
         }
         for key in entries.keys().filter(|k| live.binary_search(k).is_err()) {
             note(key, record::damaged(key, "a key the history holds is missing at the head"));
+        }
+        // A value no version reads is a leak: a collection or a commit left it behind.
+        for key in snap.keys(&record::objects_prefix())? {
+            match record::parse_object_key(&key) {
+                Some(named) if reached.contains(&named) => {}
+                Some(_) => note(&key, record::damaged(&key, "a value no version reads is kept")),
+                None => note(&key, record::damaged(&key, "a key among the values that names none")),
+            }
         }
         for (name, seq) in tags(snap.as_ref())? {
             if read_commit(snap.as_ref(), seq)?.is_none() {
@@ -570,6 +629,16 @@ struct HistoryBulk {
     note: CommitNote,
 }
 
+impl HistoryBulk {
+    /// Delete the values this write made and replaced itself.
+    fn erase_dropped(&mut self) -> Result<(), StoreError> {
+        for entry in std::mem::take(&mut self.recording.dropped) {
+            self.inner.erase(&record::object_key(&entry))?;
+        }
+        Ok(())
+    }
+}
+
 impl KvBulk for HistoryBulk {
     fn put(&mut self, values: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         let mut out = Vec::with_capacity(values.len() * 2);
@@ -586,7 +655,8 @@ impl KvBulk for HistoryBulk {
             out.extend(object);
             out.push((key, head));
         }
-        self.inner.put(out)
+        self.inner.put(out)?;
+        self.erase_dropped()
     }
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
@@ -604,7 +674,8 @@ impl KvBulk for HistoryBulk {
         if !kept.is_empty() {
             self.inner.put(kept)?;
         }
-        self.inner.erase(key)
+        self.inner.erase(key)?;
+        self.erase_dropped()
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {

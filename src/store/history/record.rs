@@ -23,6 +23,12 @@ pub(crate) fn last_key() -> String {
     format!("{PREFIX}last")
 }
 
+/// The expiry horizon: a commit older than this one that no tag names has expired
+/// (`Database::expire`); absent until the first expiry.
+pub(crate) fn horizon_key() -> String {
+    format!("{PREFIX}e")
+}
+
 pub(crate) fn commit_key(seq: u64) -> String {
     format!("{PREFIX}c/{seq:016x}")
 }
@@ -35,6 +41,20 @@ pub(crate) fn changes_key(seq: u64) -> String {
 /// [`INLINE_LIMIT`], else copied there when a later commit supersedes it.
 pub(crate) fn object_key(entry: &Entry) -> String {
     format!("{PREFIX}o/{:016x}{:08x}", entry.seq, entry.index)
+}
+
+pub(crate) fn objects_prefix() -> String {
+    format!("{PREFIX}o/")
+}
+
+/// The commit and index an object key names (the inverse of [`object_key`]); `None` for a key
+/// that is not one.
+pub(crate) fn parse_object_key(key: &str) -> Option<(u64, u32)> {
+    let digits = key.strip_prefix(PREFIX)?.strip_prefix("o/")?;
+    if digits.len() != 24 || !digits.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    Some((u64::from_str_radix(&digits[..16], 16).ok()?, u32::from_str_radix(&digits[16..], 16).ok()?))
 }
 
 pub(crate) fn branch_key(name: &str) -> String {
@@ -141,6 +161,10 @@ pub(crate) struct CommitRecord {
     pub parent: u64,
     /// Microseconds since the Unix epoch; each commit's is later than its parent's.
     pub time_us: u64,
+    /// The time of the oldest commit whose changes this record holds: its own, until a
+    /// collection folds the changes of expired commits before it into it (so a time between
+    /// its parent's and this one's names an expired version).
+    pub oldest_us: u64,
     /// Keys written or removed.
     pub changes: u64,
     /// Bytes of the values written.
@@ -223,7 +247,7 @@ fn put_text(out: &mut Vec<u8>, text: &str) {
 impl CommitRecord {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = COMMIT_MAGIC.to_vec();
-        for n in [self.seq, self.parent, self.time_us, self.changes, self.bytes] {
+        for n in [self.seq, self.parent, self.time_us, self.oldest_us, self.changes, self.bytes] {
             out.extend_from_slice(&n.to_le_bytes());
         }
         put_text(&mut out, &self.message);
@@ -237,6 +261,7 @@ impl CommitRecord {
             seq: r.u64()?,
             parent: r.u64()?,
             time_us: r.u64()?,
+            oldest_us: r.u64()?,
             changes: r.u64()?,
             bytes: r.u64()?,
             message: r.text()?,
@@ -334,6 +359,7 @@ mod tests {
             seq: 7,
             parent: 6,
             time_us: 1 << 50,
+            oldest_us: 1 << 49,
             changes: 3,
             bytes: 99,
             message: "fix \u{e9}".into(),
@@ -364,6 +390,11 @@ mod tests {
         assert_eq!(back, changes);
         assert!(decode_changes("k", &record.encode(), |_, _| ()).is_err(), "a record of another kind");
         assert_eq!(decode_ref("k", &encode_ref(42)).unwrap(), 42);
+        assert_eq!(parse_object_key(&object_key(&far)), Some((7, 2)));
+        for bad in ["__zarrdb/h/o/", "__zarrdb/h/o/000000000000000700000002x", "__zarrdb/h/c/000000000000000700000002"]
+        {
+            assert_eq!(parse_object_key(bad), None, "{bad}");
+        }
         check_meta("k", &encode_meta()).unwrap();
         assert!(Entry::decode("k", &[1, 0, 0]).is_err());
         let inline = Entry { inline: true, seq: 9, index: 0, len: 3 };

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::record::{damaged, object_key, Entry, PREFIX};
+use super::record::{commit_key, damaged, object_key, Entry, PREFIX};
 use crate::error::StoreError;
 use crate::store::kv::KvSnapshot;
 use crate::store::ByteRange;
@@ -170,13 +170,34 @@ impl KvSnapshot for Head {
 }
 
 /// One older version: its Zarr keys and their entries, over a snapshot that holds the values
-/// (which are never rewritten, so any later snapshot holds them too).
+/// (which are never rewritten, so any later snapshot holds them too, until the version expires
+/// and a collection frees what only it read).
 pub(crate) struct Version {
     pub inner: Arc<dyn KvSnapshot>,
     pub entries: BTreeMap<String, Entry>,
+    /// The commit that made it.
+    pub seq: u64,
 }
 
 impl Version {
+    /// The failure of a value of this version that is nowhere: the version expired and was
+    /// collected since it was opened (an engine whose snapshots follow the live file: sled), or
+    /// the file is damaged.
+    fn missing(&self, key: &str) -> StoreError {
+        match self.inner.size(&commit_key(self.seq)) {
+            Ok(None) => StoreError::VersionExpired { key: key.to_owned() },
+            _ => missing(key),
+        }
+    }
+
+    /// Read the value of `entry` at its object key, checking its length.
+    fn read_object(&self, entry: &Entry, key: &str) -> Result<Vec<u8>, StoreError> {
+        match read_object(self.inner.as_ref(), entry, key) {
+            Err(StoreError::Damaged { .. }) if self.inner.size(&object_key(entry))?.is_none() => Err(self.missing(key)),
+            read => read,
+        }
+    }
+
     /// The value `entry` names at `key`: an inline value is in the head's entry while no later
     /// commit superseded it, and under its object key once one did (copied in that commit).
     pub(crate) fn read_entry(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
@@ -190,7 +211,7 @@ impl Version {
                 return Ok(value);
             }
         }
-        read_object(self.inner.as_ref(), entry, key)
+        self.read_object(entry, key)
     }
 }
 
@@ -206,7 +227,7 @@ impl KvSnapshot for Version {
         if entry.inline {
             return Ok(Some(self.read_entry(key, entry)?[r].to_vec()));
         }
-        self.inner.get_range(&object_key(entry), range)?.ok_or_else(|| missing(key)).map(Some)
+        self.inner.get_range(&object_key(entry), range)?.ok_or_else(|| self.missing(key)).map(Some)
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
@@ -221,7 +242,7 @@ impl KvSnapshot for Version {
         }
         match self.inner.with_value(&object_key(entry), read)? {
             true => Ok(true),
-            false => Err(missing(key)),
+            false => Err(self.missing(key)),
         }
     }
 

@@ -1,0 +1,151 @@
+//! Collection: freeing what only expired versions reach (docs/architecture.md, "Expiry and
+//! collection").
+//!
+//! A commit older than the expiry horizon that no tag names has expired. A collection step folds
+//! a run of expired commits on `main`'s ancestry into the first commit after it: that commit's
+//! list of changes becomes the changes of the whole run and its own (so every kept version folds
+//! to exactly what it held), its parent becomes the run's parent, and the records of the run go.
+//! A value one commit of the run wrote and a later one (in the run, or the commit it is folded
+//! into) superseded was readable only in the expired versions between the two: it is deleted.
+//! Nothing else is, so collection costs what it frees and what the run recorded, not the size of
+//! the database.
+//!
+//! Each step is one engine transaction of bounded size (a run too long for one step is folded
+//! into one of its own commits, which stays expired for the next step), so a crash leaves every
+//! kept version as it was and the next collection carries on.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::record::{self, Change, CommitRecord, Entry};
+use super::{changes_of, read, read_ref, HistoryEngine, Tip};
+use crate::error::StoreError;
+use crate::store::kv::{KvSnapshot, WriteBatch};
+
+/// What collection freed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Collected {
+    /// Commit records removed (their versions had expired).
+    pub commits: u64,
+    /// Values deleted.
+    pub values: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+impl Collected {
+    pub fn add(&mut self, other: Collected) {
+        self.commits += other.commits;
+        self.values += other.values;
+        self.bytes = self.bytes.saturating_add(other.bytes);
+    }
+}
+
+/// Changes a step folds before it stops at the next commit boundary (more when one commit
+/// recorded more); bounds the engine transaction a step makes.
+pub(crate) const STEP_CHANGES: u64 = 100_000;
+
+/// `main`'s ancestry, oldest first.
+fn ancestry(snap: &dyn KvSnapshot, tip: &Tip) -> Result<Vec<CommitRecord>, StoreError> {
+    let mut chain = vec![tip.parent.clone()];
+    while let Some(parent) = read::parent_of(snap, chain.last().expect("never empty"))? {
+        chain.push(parent);
+    }
+    chain.reverse();
+    Ok(chain)
+}
+
+/// Fold the changes of `later` into `run` (the changes of the commits before it): per key, the
+/// entry before the run and the entry after `later`. An entry `later` supersedes that a commit
+/// of the run wrote goes to `freed`.
+fn fold(
+    run: &mut BTreeMap<String, Change>,
+    later: Vec<(String, Change)>,
+    at: &str,
+    freed: &mut Vec<(String, Entry)>,
+) -> Result<(), StoreError> {
+    for (key, change) in later {
+        match run.get_mut(&key) {
+            Some(seen) => {
+                if seen.new != change.old {
+                    let what = "a commit's record of what it superseded disagrees with the commits before it";
+                    return Err(record::damaged(at, what));
+                }
+                if let Some(entry) = seen.new {
+                    freed.push((key, entry));
+                }
+                seen.new = change.new;
+            }
+            None => {
+                run.insert(key, change);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The next step of collection in `snap` (the latest state, under the writer lock): the batch
+/// that makes it and what it frees; `None` when no expired commit is left.
+pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBatch, Collected)>, StoreError> {
+    let horizon = read_ref(snap, &record::horizon_key())?.unwrap_or(0);
+    if horizon == 0 {
+        return Ok(None);
+    }
+    let tip = Tip::read(snap)?;
+    let tagged: BTreeSet<u64> = read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
+    let chain = ancestry(snap, &tip)?;
+    let expired = |c: &CommitRecord| c.seq < horizon && !tagged.contains(&c.seq) && c.seq != tip.parent.seq;
+    let Some(first) = chain.iter().position(expired) else { return Ok(None) };
+    // The run: expired commits from `first`, up to the budget; `into` is the commit after it.
+    let mut end = first;
+    let mut recorded = 0u64;
+    while expired(&chain[end]) && (end == first || recorded < budget) {
+        recorded = recorded.saturating_add(chain[end].changes);
+        end += 1;
+    }
+    let into = &chain[end];
+    let mut changes = BTreeMap::new();
+    let mut freed = Vec::new();
+    let mut batch = WriteBatch::default();
+    for commit in &chain[first..=end] {
+        let key = record::changes_key(commit.seq);
+        fold(&mut changes, changes_of(snap, commit.seq)?, &key, &mut freed)?;
+        if commit.seq != into.seq {
+            batch.puts.insert(record::commit_key(commit.seq), None);
+            batch.puts.insert(key, None);
+        }
+    }
+    // A key made and removed within the run changes nothing any kept version sees.
+    changes.retain(|_, change| change.old.is_some() || change.new.is_some());
+    let folded = CommitRecord {
+        parent: chain[first].parent,
+        oldest_us: chain[first].oldest_us,
+        changes: changes.len() as u64,
+        bytes: changes.values().filter_map(|c| c.new).map(|e| e.len).fold(0, u64::saturating_add),
+        ..into.clone()
+    };
+    batch.puts.insert(record::commit_key(into.seq), Some(folded.encode()));
+    batch.puts.insert(record::changes_key(into.seq), Some(record::encode_changes(&changes)));
+    let mut collected = Collected { commits: (end - first) as u64, ..Collected::default() };
+    for (_, entry) in &freed {
+        batch.puts.insert(record::object_key(entry), None);
+        collected.values += 1;
+        collected.bytes = collected.bytes.saturating_add(entry.len);
+    }
+    Ok(Some((batch, collected)))
+}
+
+impl HistoryEngine {
+    /// Make one step of collection, under the engine's writer lock (the caller holds the
+    /// database's); `None` when nothing was left to collect.
+    pub fn collect_step(&self, durable: bool, budget: u64) -> Result<Option<Collected>, StoreError> {
+        let writer = self.inner.clone().lock_writer()?;
+        let snap = self.inner.snapshot()?;
+        let Some((batch, collected)) = step(snap.as_ref(), budget)? else { return Ok(None) };
+        drop(snap);
+        match writer {
+            Some(writer) => writer.commit(batch, durable)?,
+            None => self.inner.commit(batch, durable)?,
+        }
+        Ok(Some(collected))
+    }
+}
