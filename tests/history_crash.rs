@@ -92,7 +92,7 @@ fn child_entry() {
                 let keep = made[rng.range(0, made.len() as u64 - 1) as usize].0;
                 writeln!(out, "expiring {keep}").unwrap();
                 out.flush().unwrap();
-                let horizon = db.expire(&VersionRef::Commit(keep)).unwrap();
+                let horizon = db.expire(&VersionRef::Commit(keep)).unwrap().expect("a horizon");
                 made.retain(|(id, _)| *id >= horizon);
                 writeln!(out, "expired {horizon}").unwrap();
             }

@@ -297,7 +297,7 @@ fn run(backend: Backend, seed: u64) {
                 };
                 let horizon = db.expire(&keep).unwrap();
                 model.horizon = Some(model.horizon.map_or(id, |h| h.max(id)));
-                assert_eq!(Some(horizon), model.horizon, "step {step}: expire {keep}");
+                assert_eq!(horizon, model.horizon, "step {step}: expire {keep}");
             }
             18 => {
                 let freed = db.collect().unwrap();

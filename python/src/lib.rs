@@ -154,6 +154,26 @@ impl Database {
         Ok(changes.into_iter().map(|c| (c.key, c.before, c.after)).collect())
     }
 
+    /// Expire every version older than the one `keep` names (as `version` reads it; or
+    /// `as_of_us`, the one current then) that no tag names; the commit id of the horizon (None
+    /// while no version has expired).
+    #[pyo3(signature = (keep=None, as_of_us=None))]
+    fn expire(&self, py: Python<'_>, keep: Option<&str>, as_of_us: Option<u64>) -> PyResult<Option<String>> {
+        let at = match (keep, as_of_us) {
+            (Some(text), None) => VersionRef::named(text),
+            (None, Some(us)) => VersionRef::AsOf(std::time::UNIX_EPOCH + std::time::Duration::from_micros(us)),
+            _ => return Err(pyo3::exceptions::PyValueError::new_err("give a version or a time, not both or neither")),
+        };
+        let horizon = py.detach(|| self.db.db()?.expire(&at)).map_err(to_py)?;
+        Ok(horizon.map(|id| id.to_string()))
+    }
+
+    /// Free what only expired versions read: (versions, values, bytes) freed.
+    fn collect(&self, py: Python<'_>) -> PyResult<(u64, u64, u64)> {
+        let freed = py.detach(|| self.db.db()?.collect()).map_err(to_py)?;
+        Ok((freed.versions, freed.values, freed.bytes))
+    }
+
     /// Every tag and the commit id it names.
     fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
         let tags = py.detach(|| self.db.db()?.tags()).map_err(to_py)?;

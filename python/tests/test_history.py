@@ -1,10 +1,12 @@
 """History from Python: a store created with ``history=True`` keeps every commit as a version.
 Old versions open by tag, commit id or time (``version=``, ``as_of=``) as read-only stores that
 zarr-python and xarray read while writers go on, also from another process; ``log()``, tags and
-``restore()`` work as the Rust API does, and errors carry ``zarrdb.HistoryError`` kinds."""
+``restore()``, ``expire()`` and ``collect()`` work as the Rust API does, and errors carry
+``zarrdb.HistoryError`` kinds."""
 
 from __future__ import annotations
 
+import datetime
 import pickle
 import subprocess
 import sys
@@ -69,6 +71,39 @@ def test_versions_tags_and_log(tmp_path: Path) -> None:
     again = pickle.loads(pickle.dumps(old))
     assert again == old and again != store
     assert zarr.open_array(again, path="a", mode="r")[:].tolist() == [1, 2, 3, 4]
+
+
+def test_expire_and_collect(tmp_path: Path) -> None:
+    path = tmp_path / "e.zarrdb"
+    store = ZarrdbStore(path, history=True)
+    zarr.create_array(store, name="a", shape=(4096,), chunks=(2048,), dtype="int32", compressors=None)
+    for round in range(1, 5):
+        with store.transaction(message=f"round {round}") as tx:
+            zarr.open_array(tx, path="a")[:] = np.full(4096, round, dtype="int32")
+    log = store.log()
+    assert [c.message for c in log[:4]] == ["round 4", "round 3", "round 2", "round 1"]
+    kept = store.tag("kept", at=log[2].id)
+    assert store.expire("main") == log[0].id
+    with pytest.raises(zarrdb.HistoryError) as expired:
+        zarr.open_array(ZarrdbStore(path, version=log[1].id), path="a", mode="r")
+    assert expired.value.kind == "expired"
+    freed = store.collect()
+    assert isinstance(freed, zarrdb.Collection)
+    # The versions of rounds 1 and 3 read two 8 KiB chunks each, which no kept version reads;
+    # the tagged version of round 2 keeps its own.
+    assert (freed.values, freed.bytes) == (4, 4 * 8192)
+    assert store.collect() == (0, 0, 0)
+    assert [c.id for c in store.log()] == [log[0].id, kept]
+    assert (zarr.open_array(ZarrdbStore(path, version="kept"), path="a", mode="r")[:] == 2).all()
+    assert (zarr.open_array(store, path="a", mode="r")[:] == 4).all()
+    # By age: nothing is as old as a day, so the horizon stays where it is.
+    assert store.expire(older_than=datetime.timedelta(days=1)) == log[0].id
+    fresh = ZarrdbStore(tmp_path / "fresh.zarrdb", history=True)
+    assert fresh.expire(older_than=datetime.timedelta(days=1)) is None
+    with pytest.raises(ValueError):
+        store.expire()
+    with pytest.raises(ValueError):
+        ZarrdbStore(path, version="kept").collect()
 
 
 def test_history_errors_have_kinds(tmp_path: Path) -> None:

@@ -87,8 +87,12 @@ pub(crate) fn expire(database: &str, keep: Option<&str>, older_than: Option<&str
         (None, None) => return Err(CliError::new("expire: give --keep VERSION or --older-than AGE")),
     };
     let db = Database::builder().backend(backend).open(path)?;
-    let horizon = db.expire(&keep)?;
-    outln!("versions older than {horizon} expire unless tagged; zarrdb gc frees what only they read")?;
+    match db.expire(&keep)? {
+        Some(horizon) => {
+            outln!("versions older than {horizon} expire unless tagged; zarrdb gc frees what only they read")?
+        }
+        None => outln!("no version is that old: none expires")?,
+    }
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::{Database, DbShared, Snapshot, Transaction};
 use crate::error::{Error, HistoryError};
 use crate::store::history::{read, Collected, Commit, HistoryEngine, MAIN, STEP_CHANGES};
-use crate::store::kv::{CommitNote, KvSnapshot};
+use crate::store::kv::{CommitNote, KvSnapshot, WriteBatch};
 
 /// A commit of a database that keeps history: its number in the database, counted from 1 (the
 /// empty version history begins with), written as 16 hexadecimal digits.
@@ -323,8 +323,10 @@ impl Database {
     /// refused from then on ([`HistoryError::Expired`]), and [`Database::collect`] frees what
     /// only they read. `keep` and every later version stay, and so does every tagged one (until
     /// its tag is deleted). `VersionRef::AsOf(t)` keeps the version that was current at `t`;
-    /// the head of `main` keeps only the head and the tagged versions. The horizon never moves
-    /// back: returns where it is. Expiring writes one small record.
+    /// the head of `main` keeps only the head and the tagged versions (and a time before the
+    /// first commit, or one whose version has expired already, expires nothing more). The horizon
+    /// never moves back: returns where it is (`None`: no version has expired). Expiring writes
+    /// one small record.
     ///
     /// ```
     /// use zarrdb::db::VersionRef;
@@ -343,16 +345,25 @@ impl Database {
     /// assert_eq!(db.open_version(&VersionRef::Tag("first".into()))?.store().get("notes/c/0")?, Some(vec![0; 8192]));
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
-    pub fn expire(&self, keep: &VersionRef) -> Result<CommitId, Error> {
+    pub fn expire(&self, keep: &VersionRef) -> Result<Option<CommitId>, Error> {
         let history = self.shared.history()?;
         let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut horizon = CommitId(0);
+        let mut horizon = 0;
         history.commit_refs(self.shared.durable, |snap| {
-            let commit = self.shared.resolve(snap, keep)?;
-            horizon = CommitId(commit.seq.max(read::horizon(snap)?));
-            Ok(read::expire(snap, commit.seq)?.unwrap_or_default())
+            horizon = read::horizon(snap)?;
+            let seq = match (self.shared.resolve(snap, keep), keep) {
+                (Ok(commit), _) => commit.seq,
+                // Nothing is that old, or what was current then is gone already.
+                (
+                    Err(Error::History(HistoryError::NotFound { .. } | HistoryError::Expired { .. })),
+                    VersionRef::AsOf(_),
+                ) => return Ok(WriteBatch::default()),
+                (Err(e), _) => return Err(e),
+            };
+            horizon = horizon.max(seq);
+            Ok(read::expire(snap, seq)?.unwrap_or_default())
         })?;
-        Ok(horizon)
+        Ok((horizon > 0).then_some(CommitId(horizon)))
     }
 
     /// Free what only expired versions read ([`Database::expire`]): their records go, and

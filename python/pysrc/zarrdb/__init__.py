@@ -26,12 +26,13 @@ from ._native import (
 )
 from ._errors import TransactionClosedError
 from ._pipeline import CodecPipeline
-from ._store import Commit, ZarrdbStore
+from ._store import Collection, Commit, ZarrdbStore
 
 __all__ = [
     "ArrayError",
     "CodecError",
     "CodecPipeline",
+    "Collection",
     "Commit",
     "CompactError",
     "DiskFullError",

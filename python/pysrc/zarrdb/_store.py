@@ -919,6 +919,32 @@ class ZarrdbStore(Store):
         self._ensure_open_sync()
         return self._database().diff(start, end)
 
+    def expire(
+        self, keep: str | None = None, *, older_than: datetime.timedelta | None = None
+    ) -> str | None:
+        """Expire the versions older than the one ``keep`` names (a tag, a commit id, or
+        ``"main"``: keep only the latest), or than the one current ``older_than`` ago, unless a
+        tag names them: reading one raises ``zarrdb.HistoryError`` (kind "expired") from then on,
+        and ``collect()`` frees what only they read. The horizon never moves back; returns the
+        commit id it is at (None while no version has expired: nothing was that old)."""
+        self._check_writable()
+        self._check_no_open_transaction("expire versions of")
+        if (keep is None) == (older_than is None):
+            raise ValueError("give keep or older_than, not both or neither")
+        database = self._writable_handle().database
+        if older_than is not None:
+            then = datetime.datetime.now(datetime.timezone.utc) - older_than
+            return database.expire(as_of_us=max(0, int(then.timestamp() * 1e6)))
+        return database.expire(keep)
+
+    def collect(self) -> Collection:
+        """Free what only expired versions read (``expire``): exactly the values no kept version
+        reads, in steps that other writers interleave with. ``compact()`` then gives the space
+        back to the file system."""
+        self._check_writable()
+        self._check_no_open_transaction("collect expired versions of")
+        return Collection(*self._writable_handle().database.collect())
+
     def tags(self) -> dict[str, str]:
         """Every tag and the commit id it names."""
         self._ensure_open_sync()
@@ -988,6 +1014,17 @@ class Commit(NamedTuple):
     """Keys written or removed."""
     bytes: int
     """Bytes of the values written."""
+
+
+class Collection(NamedTuple):
+    """What ``ZarrdbStore.collect()`` freed."""
+
+    versions: int
+    """Expired versions whose records were removed."""
+    values: int
+    """Values deleted: those only expired versions read."""
+    bytes: int
+    """Their bytes (``compact()`` gives the space back to the file system)."""
 
 
 def _reset(marked: contextvars.Token[frozenset[str]]) -> None:

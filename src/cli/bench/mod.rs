@@ -9,6 +9,7 @@ mod counting;
 pub(crate) mod data;
 mod group_commit;
 mod history;
+mod history_gc;
 mod import_export;
 mod list_children;
 mod sharded_partial;
@@ -24,7 +25,7 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 9] = [
+const ENGINE_WORKLOADS: [&str; 10] = [
     "sharded_partial",
     "list_children",
     "append_rows",
@@ -34,6 +35,7 @@ const ENGINE_WORKLOADS: [&str; 9] = [
     "import_export",
     "compact",
     "history",
+    "history_gc",
 ];
 
 /// Options of `zarrdb bench`.
@@ -120,6 +122,7 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "import_export" => import_export::run(target, opts.runs.max(1))?,
                 "compact" => compact::run(target, opts.runs.max(1))?,
                 "history" => vec![history::run(target)?],
+                "history_gc" => history_gc::run(target)?,
                 _ => vec![list_children::run(target)?],
             };
             target.remove();
@@ -155,6 +158,16 @@ fn print_figure(f: &Value) -> CliResult {
             f["open_version_ms"],
             f["read_version_chunks_per_s"],
             f["read_head_chunks_per_s"],
+        ),
+        "history_gc" => outln!(
+            "history_gc      {backend:<10} {} ({} chunk keys): collect {} s, freed {} values ({} bytes) of {} versions, {} µs per value",
+            f["case"].as_str().unwrap_or(""),
+            f["chunk_keys"],
+            f["collect_s"],
+            f["freed_values"],
+            f["freed_bytes"],
+            f["expired_versions"],
+            f["us_per_freed_value"],
         ),
         "list_children" => outln!(
             "list_children   {backend:<10} {} ms to list {} children, one array holding {} chunk keys",
