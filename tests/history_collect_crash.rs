@@ -36,6 +36,9 @@
 //! collection. `ZARRDB_COLLECT_KILLS` sets the rounds per backend (default 17, so over 50 kills
 //! in CI across the three).
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the workload uses only part of the shared generator")]
 mod splitmix;
@@ -44,14 +47,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use history::{backend, child_command, env_or, fnv, open, open_after_kill, tip, FNV_START};
 use splitmix::SplitMix;
 use zarrdb::db::{CommitId, VersionRef};
-use zarrdb::error::HistoryError;
-use zarrdb::{Backend, Database, Error, Store};
+use zarrdb::{Backend, Database, Store};
 
 const DB_ENV: &str = "ZARRDB_COLLECT_CRASH_DB";
 const BACKEND_ENV: &str = "ZARRDB_COLLECT_CRASH_BACKEND";
@@ -66,32 +69,18 @@ const LOOP: u64 = 1 << 20;
 type Digests = BTreeMap<String, u64>;
 
 fn kills() -> u64 {
-    std::env::var("ZARRDB_COLLECT_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(17)
-}
-
-fn backend(name: &str) -> Backend {
-    [Backend::Redb, Backend::Lmdb, Backend::Sled].into_iter().find(|b| b.name() == name).unwrap()
-}
-
-fn open(path: &Path, backend: Backend) -> Database {
-    let mut builder = Database::builder();
-    builder.backend(backend).history(true);
-    builder.create(path).unwrap()
-}
-
-fn fnv(hash: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(hash, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    env_or("ZARRDB_COLLECT_KILLS", 17)
 }
 
 /// FNV-1a of one value.
 fn digest(value: &[u8]) -> u64 {
-    fnv(0xcbf2_9ce4_8422_2325, value)
+    fnv(FNV_START, value)
 }
 
 /// FNV-1a over the keys in order, each followed by its value's digest: what a version must hold,
 /// in one number.
 fn hash(state: &Digests) -> u64 {
-    state.iter().fold(0xcbf2_9ce4_8422_2325, |h, (key, d)| {
+    state.iter().fold(FNV_START, |h, (key, d)| {
         let h = fnv(fnv(h, key.as_bytes()), &[0xff]);
         fnv(fnv(h, &d.to_le_bytes()), &[0xfe])
     })
@@ -114,10 +103,6 @@ fn value(round: u64, commit: u64, key: &str) -> Vec<u8> {
     }
     bytes.truncate(len);
     bytes
-}
-
-fn tip(db: &Database) -> CommitId {
-    db.resolve(&VersionRef::Branch("main".into())).unwrap().id
 }
 
 /// The child: expires and collects, then commits, expires and collects until killed,
@@ -251,8 +236,7 @@ fn kill_rounds(backend: Backend) {
             _ => Target::Collect,
         };
         let err_path = dir.path().join("child.err");
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        let mut child = child_command()
             .env(DB_ENV, &path)
             .env(BACKEND_ENV, name)
             .env(KEEP_ENV, keep.to_string())
@@ -367,16 +351,9 @@ fn kill_rounds(backend: Backend) {
         let tags = db.tags().unwrap();
         let tagged = |id: &CommitId| tags.iter().any(|(_, t)| t == id);
         for (id, want) in &known {
-            let version = match db.open_version(&VersionRef::Commit(*id)) {
-                Err(Error::History(HistoryError::Expired { .. })) if *id < maybe.max(horizon) && !tagged(id) => {
-                    continue
-                }
-                _ if *id < horizon && !tagged(id) => {
-                    panic!("{name} round {round}: commit {id}, under the acknowledged horizon {horizon}, was not refused as expired")
-                }
-                version => version.unwrap_or_else(|e| panic!("{name} round {round}: commit {id}: {e}")),
-            };
-            assert_eq!(hash(&digests(version.store().as_ref())), *want, "{name} round {round}: commit {id}");
+            let what = format!("{name} round {round}: commit {id}");
+            let Some(version) = open_after_kill(&db, *id, horizon, maybe, tagged(id), &what) else { continue };
+            assert_eq!(hash(&digests(version.store().as_ref())), *want, "{what}");
         }
     }
 

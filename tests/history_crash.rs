@@ -17,6 +17,9 @@
 //! versions acknowledged and a sample of all since the first round, and every tag. `ZARRDB_HISTORY_KILLS` sets the rounds per backend (default 17, so
 //! over 50 kills in CI across the three).
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the workload uses only part of the shared generator")]
 mod splitmix;
@@ -24,52 +27,20 @@ mod splitmix;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
+use history::{backend, child_command, contents, env_or, hash, open, open_after_kill, tip, State};
 use splitmix::SplitMix;
 use zarrdb::db::{CommitId, VersionRef};
-use zarrdb::error::HistoryError;
-use zarrdb::{Backend, Database, Error, Store};
+use zarrdb::Backend;
 
 const DB_ENV: &str = "ZARRDB_HISTORY_CRASH_DB";
 const BACKEND_ENV: &str = "ZARRDB_HISTORY_CRASH_BACKEND";
 const SEED_ENV: &str = "ZARRDB_HISTORY_CRASH_SEED";
 
-type State = BTreeMap<String, Vec<u8>>;
-
 fn kills() -> u64 {
-    std::env::var("ZARRDB_HISTORY_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(17)
-}
-
-fn backend(name: &str) -> Backend {
-    [Backend::Redb, Backend::Lmdb, Backend::Sled].into_iter().find(|b| b.name() == name).unwrap()
-}
-
-fn open(path: &Path, backend: Backend) -> Database {
-    let mut builder = Database::builder();
-    builder.backend(backend).history(true);
-    builder.create(path).unwrap()
-}
-
-/// FNV-1a over the keys and values in order: what a version must hold, in one number.
-fn hash(state: &State) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (key, value) in state {
-        for byte in key.bytes().chain([0xff]).chain(value.iter().copied()).chain([0xfe]) {
-            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
-fn contents(store: &dyn Store) -> State {
-    let keys = store.list_prefix("").unwrap();
-    keys.into_iter().map(|k| (k.clone(), store.get(&k).unwrap().expect("listed keys read"))).collect()
-}
-
-fn tip(db: &Database) -> CommitId {
-    db.resolve(&VersionRef::Branch("main".into())).unwrap().id
+    env_or("ZARRDB_HISTORY_KILLS", 17)
 }
 
 /// The child: commits, tags and restores until killed, acknowledging each on stdout.
@@ -79,7 +50,7 @@ fn child_entry() {
     let db = open(Path::new(&path), backend(&std::env::var(BACKEND_ENV).unwrap()));
     let seed: u64 = std::env::var(SEED_ENV).unwrap().parse().unwrap();
     let mut rng = SplitMix::new(seed, 0);
-    let mut state = contents(db.begin_read().unwrap().store().as_ref());
+    let mut state = contents(db.begin_read().unwrap().store().as_ref(), "the head");
     let mut made: Vec<(CommitId, State)> = vec![(tip(&db), state.clone())];
     let mut out = std::io::stdout().lock();
     // The test harness has printed the start of a line ("test child_entry ... "): end it, so the
@@ -152,8 +123,7 @@ fn kill_rounds(backend: Backend) {
     let mut in_flight = (0, 0, 0);
     let mut rng = SplitMix::new(0xdead, backend as u64);
     for round in 0..kills() {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        let mut child = child_command()
             .env(DB_ENV, &path)
             .env(BACKEND_ENV, backend.name())
             .env(SEED_ENV, (round * 1_000 + backend as u64).to_string())
@@ -199,21 +169,9 @@ fn kill_rounds(backend: Backend) {
         let made_tags = db.tags().unwrap();
         let tagged = |id: &CommitId| made_tags.iter().any(|(_, t)| t == id);
         for (id, want) in &commits {
-            let version = match db.open_version(&VersionRef::Commit(*id)) {
-                Err(Error::History(HistoryError::Expired { .. })) if *id < maybe.max(horizon) && !tagged(id) => {
-                    continue
-                }
-                _ if *id < horizon && !tagged(id) => {
-                    panic!("{} round {round}: expired commit {id} opened", backend.name())
-                }
-                version => version.unwrap(),
-            };
-            assert_eq!(
-                hash(&contents(version.store().as_ref())),
-                *want,
-                "{} round {round}: commit {id}",
-                backend.name()
-            );
+            let what = format!("{} round {round}: commit {id}", backend.name());
+            let Some(version) = open_after_kill(&db, *id, horizon, maybe, tagged(id), &what) else { continue };
+            assert_eq!(hash(&contents(version.store().as_ref(), &what)), *want, "{what}");
         }
         for (name, id) in &tags {
             assert_eq!(

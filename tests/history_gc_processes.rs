@@ -36,20 +36,22 @@
 //! stays whole and the log keeps only the head and the tagged commit. Every wait is bounded;
 //! children still running when the parent fails are killed.
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the workload uses only part of the shared generator")]
 mod splitmix;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use history::{contents, env_or, hash, tip, Kind, Proc, Procs, State};
 use splitmix::SplitMix;
 use zarrdb::db::VersionRef;
 use zarrdb::error::HistoryError;
-use zarrdb::{Backend, Database, DatabaseBuilder, Error, Store};
+use zarrdb::{Database, Durability, Error};
 
 const WRITERS: u64 = 4;
 const READERS: u64 = 2;
@@ -62,63 +64,12 @@ const DB_ENV: &str = "ZARRDB_GC_PROCS_DB";
 const KIND_ENV: &str = "ZARRDB_GC_PROCS_KIND";
 const STOP_ENV: &str = "ZARRDB_GC_PROCS_STOP";
 const TAGGED_ENV: &str = "ZARRDB_GC_PROCS_TAGGED";
-
-type State = BTreeMap<String, Vec<u8>>;
+/// Durable commits on LMDB too ([`Kind::builder`]; redb's multi-writer mode always makes them so).
+const DURABILITY: Durability = Durability::Durable;
 
 /// How long the children run.
 fn run_time() -> Duration {
-    let secs = std::env::var("ZARRDB_GC_PROCESSES_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(6.0);
-    Duration::from_secs_f64(secs)
-}
-
-/// Where the processes commit.
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    Lmdb,
-    RedbMultiWriter,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Lmdb => "lmdb",
-            Kind::RedbMultiWriter => "redb",
-        }
-    }
-
-    fn from_name(name: &str) -> Kind {
-        [Kind::Lmdb, Kind::RedbMultiWriter].into_iter().find(|k| k.name() == name).unwrap()
-    }
-
-    /// How every process opens the database: durable commits (redb's multi-writer mode always
-    /// makes them so), history kept.
-    fn builder(self) -> DatabaseBuilder {
-        let mut builder = Database::builder();
-        match self {
-            Kind::Lmdb => builder.backend(Backend::Lmdb),
-            Kind::RedbMultiWriter => builder.backend(Backend::Redb).redb_multi_writer(true),
-        };
-        builder.history(true);
-        builder
-    }
-}
-
-/// FNV-1a over the keys and values in order: what a version must hold, in one number.
-fn hash(state: &State) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (key, value) in state {
-        for byte in key.bytes().chain([0xff]).chain(value.iter().copied()).chain([0xfe]) {
-            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
-/// Everything `store` holds, read whole.
-fn contents(store: &dyn Store, what: &str) -> State {
-    let keys = store.list_prefix("").unwrap_or_else(|e| panic!("{what}: listing: {e}"));
-    let read = |k: &String| store.get(k).unwrap_or_else(|e| panic!("{what}: reading {k}: {e}"));
-    keys.into_iter().map(|k| (k.clone(), read(&k).unwrap_or_else(|| panic!("{what}: listed {k} is gone")))).collect()
+    Duration::from_secs_f64(env_or("ZARRDB_GC_PROCESSES_SECS", 6.0))
 }
 
 /// The 8 KiB value stream `stream` writes as its `n`-th (writers are streams 0–3, the parent's
@@ -277,7 +228,8 @@ fn child_entry() {
     let index: u64 = std::env::var(INDEX_ENV).unwrap().parse().unwrap();
     let kind = Kind::from_name(&std::env::var(KIND_ENV).unwrap());
     let stop = PathBuf::from(std::env::var_os(STOP_ENV).unwrap());
-    let db = kind.builder().open(PathBuf::from(path)).unwrap_or_else(|e| panic!("{role:?} {index}: open: {e}"));
+    let db =
+        kind.builder(DURABILITY).open(PathBuf::from(path)).unwrap_or_else(|e| panic!("{role:?} {index}: open: {e}"));
     match role.to_str().unwrap() {
         "writer" => writer(&db, index, &stop),
         "reader" => reader(&db, index, &stop, std::env::var(TAGGED_ENV).unwrap().parse().unwrap()),
@@ -286,93 +238,18 @@ fn child_entry() {
     }
 }
 
-/// A child process, its output going to files beside the database.
-struct Proc {
-    name: String,
-    child: Child,
-    out: PathBuf,
-    err: PathBuf,
-}
-
-impl Proc {
-    fn spawn(kind: Kind, dir: &Path, role: &str, index: u64, tagged: u64) -> Proc {
-        let name = format!("{role} {index}");
-        let out = dir.join(format!("{role}{index}.out"));
-        let err = dir.join(format!("{role}{index}.err"));
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-            .env(ROLE_ENV, role)
-            .env(INDEX_ENV, index.to_string())
-            .env(DB_ENV, dir.join("db"))
-            .env(KIND_ENV, kind.name())
-            .env(STOP_ENV, dir.join("stop"))
-            .env(TAGGED_ENV, tagged.to_string())
-            .stdin(Stdio::null())
-            .stdout(File::create(&out).unwrap())
-            .stderr(File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        Proc { name, child, out, err }
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.out).unwrap_or_default()
-    }
-
-    fn output(&self) -> String {
-        let err = std::fs::read_to_string(&self.err).unwrap_or_default();
-        format!("stdout:\n{}\nstderr:\n{err}", self.stdout())
-    }
-
-    /// Its summary line (the one starting with `tag`).
-    fn summary(&self, tag: &str) -> String {
-        let out = self.stdout();
-        let line = out.lines().find_map(|l| l.find(tag).map(|at| l[at..].to_owned()));
-        line.unwrap_or_else(|| panic!("{} printed no summary; {}", self.name, self.output()))
-    }
-}
-
-/// The children of a scenario; those still running when it ends (a failure) are killed.
-struct Procs(Vec<Proc>);
-
-impl Procs {
-    /// Wait until every child has exited, each successfully, by `deadline`.
-    fn wait(&mut self, deadline: Instant) {
-        loop {
-            let mut running = 0;
-            for proc in &mut self.0 {
-                match proc.child.try_wait().unwrap() {
-                    Some(status) => assert!(status.success(), "{} failed ({status}); {}", proc.name, proc.output()),
-                    None => running += 1,
-                }
-            }
-            if running == 0 {
-                return;
-            }
-            assert!(Instant::now() < deadline, "{running} processes still running at the time limit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Fail now if a child has exited unsuccessfully already.
-    fn check(&mut self) {
-        for proc in &mut self.0 {
-            if let Some(status) = proc.child.try_wait().unwrap() {
-                assert!(status.success(), "{} failed ({status}); {}", proc.name, proc.output());
-            }
-        }
-    }
-}
-
-impl Drop for Procs {
-    fn drop(&mut self) {
-        for proc in &mut self.0 {
-            if proc.child.try_wait().ok().flatten().is_none() {
-                let _ = proc.child.kill();
-                let _ = proc.child.wait();
-            }
-        }
-    }
+/// Start `role` number `index` of the scenario of `kind` in `dir` (`tagged`: the hash of the
+/// tagged version).
+fn spawn(kind: Kind, dir: &Path, role: &str, index: u64, tagged: u64) -> Proc {
+    let env = [
+        (ROLE_ENV, role.into()),
+        (INDEX_ENV, index.to_string().into()),
+        (DB_ENV, dir.join("db").into()),
+        (KIND_ENV, kind.name().into()),
+        (STOP_ENV, dir.join("stop").into()),
+        (TAGGED_ENV, tagged.to_string().into()),
+    ];
+    Proc::spawn(dir, role, index, env)
 }
 
 /// The numbers in `line`, in order.
@@ -385,7 +262,7 @@ fn run(kind: Kind) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let (tagged, tagged_id) = {
-        let db = kind.builder().create(&path).unwrap();
+        let db = kind.builder(DURABILITY).create(&path).unwrap();
         let mut tagged = None;
         for round in 0..3 {
             let txn = db.begin_write().unwrap();
@@ -404,11 +281,11 @@ fn run(kind: Kind) {
     // Readers and the collector first, so they run while the writers commit.
     let mut procs = Procs(Vec::new());
     for r in 0..READERS {
-        procs.0.push(Proc::spawn(kind, dir.path(), "reader", r, tagged));
+        procs.0.push(spawn(kind, dir.path(), "reader", r, tagged));
     }
-    procs.0.push(Proc::spawn(kind, dir.path(), "collector", 0, tagged));
+    procs.0.push(spawn(kind, dir.path(), "collector", 0, tagged));
     for w in 0..WRITERS {
-        procs.0.push(Proc::spawn(kind, dir.path(), "writer", w, tagged));
+        procs.0.push(spawn(kind, dir.path(), "writer", w, tagged));
     }
     let stop_at = Instant::now() + run_time();
     while Instant::now() < stop_at {
@@ -417,7 +294,7 @@ fn run(kind: Kind) {
     }
     File::create(dir.path().join("stop")).unwrap();
     // Generous, only there so nothing hangs.
-    procs.wait(Instant::now() + Duration::from_secs(120));
+    procs.wait("", Instant::now() + Duration::from_secs(120));
 
     let mut acked = [0u64; WRITERS as usize];
     let (mut torn_lines, mut torn, mut wrong, mut recent, mut tagged_reads, mut expired) = (Vec::new(), 0, 0, 0, 0, 0);
@@ -448,7 +325,7 @@ fn run(kind: Kind) {
         }
     }
 
-    let db = kind.builder().open(&path).unwrap();
+    let db = kind.builder(DURABILITY).open(&path).unwrap();
     let head = contents(db.store().as_ref(), "the head");
     for (w, &n) in acked.iter().enumerate() {
         let count = head.get(&count_key(w as u64)).map_or(0, |b| decode_count(b, "the head"));
@@ -475,7 +352,7 @@ fn run(kind: Kind) {
     let problems = db.check_history().unwrap();
     assert!(problems.is_empty(), "{kind:?}: after the last collection: {problems:?}");
     let log: Vec<_> = db.log().unwrap().into_iter().map(|c| c.id).collect();
-    let head_id = db.resolve(&VersionRef::Branch("main".into())).unwrap().id;
+    let head_id = tip(&db);
     assert_eq!(log, [head_id, tagged_id], "{kind:?}: the log after the last collection");
     assert_eq!(contents(db.store().as_ref(), "the head"), head, "{kind:?}: the head after the last collection");
     eprintln!(

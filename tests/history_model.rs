@@ -11,6 +11,9 @@
 //! `ZARRDB_HISTORY_STEPS` sets the steps per backend (default 3,400, so CI runs over 10,000; the recorded campaign ran
 //! more, docs/benchmarks.md).
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
 #[path = "common/splitmix.rs"]
 #[allow(dead_code)]
 mod splitmix;
@@ -19,17 +22,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
+use history::{contents, env_or, State};
 use splitmix::SplitMix;
 use zarrdb::db::{CommitId, VersionRef};
 use zarrdb::error::HistoryError;
 use zarrdb::{Backend, Database, DirectoryStore, Durability, Error, ImportOptions, Store};
 
-type State = BTreeMap<String, Vec<u8>>;
-
 const KEYS: [&str; 9] = ["a/zarr.json", "a/c/0", "a/c/1", "a/b/c/0", "b/zarr.json", "b/c/0", "ab", "z.json", "_x"];
 
 fn steps() -> u64 {
-    std::env::var("ZARRDB_HISTORY_STEPS").ok().and_then(|s| s.parse().ok()).unwrap_or(3_400)
+    env_or("ZARRDB_HISTORY_STEPS", 3_400)
 }
 
 fn value(rng: &mut SplitMix) -> Vec<u8> {
@@ -46,15 +48,6 @@ fn open(path: &Path, backend: Backend) -> Database {
     let mut b = Database::builder();
     b.backend(backend).durability(Durability::Fast).history(true);
     b.create(path).unwrap()
-}
-
-/// Everything a store holds, through the store API.
-fn contents(store: &Arc<dyn Store>) -> State {
-    let mut state = State::new();
-    for key in store.list_prefix("").unwrap() {
-        state.insert(key.clone(), store.get(&key).unwrap().expect("listed keys read"));
-    }
-    state
 }
 
 /// Where two states differ, in a line (values are too long to print).
@@ -132,9 +125,11 @@ fn check_version(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
     let id = *ids[rng.range(0, ids.len() as u64 - 1) as usize];
     let (time, want) = &model.commits[&id];
     let by_id = db.open_version(&VersionRef::Commit(id)).unwrap();
-    same(&contents(&by_id.store()), want, format!("step {step}: commit {id}"));
+    let what = format!("step {step}: commit {id}");
+    same(&contents(by_id.store().as_ref(), &what), want, what);
     let as_of = db.open_version(&VersionRef::AsOf(*time)).unwrap();
-    same(&contents(&as_of.store()), want, format!("step {step}: as of commit {id}'s time"));
+    let what = format!("step {step}: as of commit {id}'s time");
+    same(&contents(as_of.store().as_ref(), &what), want, what);
     // Diff against another commit, in either order: every key whose value differs is listed
     // with both lengths; a listed key whose bytes are equal was written again in between.
     let other = *ids[rng.range(0, ids.len() as u64 - 1) as usize];
@@ -154,7 +149,8 @@ fn check_version(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
     }
     if let Some((name, id)) = model.tags.iter().nth(rng.range(0, model.tags.len() as u64) as usize) {
         let tagged = db.open_version(&VersionRef::Tag(name.clone())).unwrap();
-        same(&contents(&tagged.store()), &model.commits[id].1, format!("step {step}: tag {name}"));
+        let what = format!("step {step}: tag {name}");
+        same(&contents(tagged.store().as_ref(), &what), &model.commits[id].1, what);
     }
 }
 
@@ -167,7 +163,8 @@ fn import_source(dir: &Path, rng: &mut SplitMix, n: u64) -> (std::path::PathBuf,
     let values: Vec<u8> = (0..8).map(|_| rng.range(1, 255) as u8).collect();
     array.write_region(&[0], &[8], &values).unwrap();
     let prefix = format!("imp{n}/");
-    (source, contents(&store).into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)).collect())
+    let state = contents(store.as_ref(), "the import's source");
+    (source, state.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)).collect())
 }
 
 fn run(backend: Backend, seed: u64) {
@@ -310,7 +307,8 @@ fn run(backend: Backend, seed: u64) {
             }
             _ => check_version(&db, &model, &mut rng, step),
         }
-        same(&contents(&db.store()), &model.head, format!("step {step}: the head"));
+        let what = format!("step {step}: the head");
+        same(&contents(db.store().as_ref(), &what), &model.head, what);
     }
     let tags: BTreeMap<String, CommitId> = db.tags().unwrap().into_iter().collect();
     assert_eq!(tags, model.tags);
@@ -334,11 +332,8 @@ fn run(backend: Backend, seed: u64) {
         refused_as_expired(db.open_version(&VersionRef::Commit(id)), format!("commit {id} at the end"));
     }
     for (id, (_, want)) in model.commits.iter().filter(|(id, _)| model.live(**id)) {
-        same(
-            &contents(&db.open_version(&VersionRef::Commit(*id)).unwrap().store()),
-            want,
-            format!("commit {id} at the end"),
-        );
+        let what = format!("commit {id} at the end");
+        same(&contents(db.open_version(&VersionRef::Commit(*id)).unwrap().store().as_ref(), &what), want, what);
     }
 }
 

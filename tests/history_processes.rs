@@ -21,6 +21,9 @@
 //! lost update) would break this. Each version opened as of its commit's time is the same.
 //! Every wait is bounded; children still running when the parent fails are killed.
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
 #[path = "common/splitmix.rs"]
 #[expect(dead_code, reason = "the readers use only part of the shared generator")]
 mod splitmix;
@@ -28,14 +31,14 @@ mod splitmix;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use history::{env_or, tip, Kind, Proc, Procs};
 use splitmix::SplitMix;
 use zarrdb::db::{CommitInfo, VersionRef};
 use zarrdb::error::HistoryError;
-use zarrdb::{Backend, Database, DatabaseBuilder, Durability, Error, Store};
+use zarrdb::{Database, Durability, Error, Store};
 
 const WRITERS: u64 = 4;
 const READERS: u64 = 2;
@@ -46,46 +49,17 @@ const DB_ENV: &str = "ZARRDB_HISTORY_PROCS_DB";
 const KIND_ENV: &str = "ZARRDB_HISTORY_PROCS_KIND";
 const STOP_ENV: &str = "ZARRDB_HISTORY_PROCS_STOP";
 const COMMITS_ENV: &str = "ZARRDB_HISTORY_PROCS_COMMITS";
+/// How durable LMDB's commits are ([`Kind::builder`]; redb's multi-writer ones are durable anyway).
+const DURABILITY: Durability = Durability::Fast;
 
 /// Commits per writer process.
 fn commits() -> u64 {
-    std::env::var(COMMITS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(40)
+    env_or(COMMITS_ENV, 40)
 }
 
 /// How long a scenario may take, children included: generous, only there so nothing hangs.
 fn time_limit() -> Duration {
     Duration::from_secs(120 + 6 * commits())
-}
-
-/// Where the processes commit.
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    Lmdb,
-    RedbMultiWriter,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Lmdb => "lmdb",
-            Kind::RedbMultiWriter => "redb",
-        }
-    }
-
-    fn from_name(name: &str) -> Kind {
-        [Kind::Lmdb, Kind::RedbMultiWriter].into_iter().find(|k| k.name() == name).unwrap()
-    }
-
-    /// How every process opens the database (history is kept by the database once created so).
-    fn builder(self) -> DatabaseBuilder {
-        let mut builder = Database::builder();
-        match self {
-            Kind::Lmdb => builder.backend(Backend::Lmdb).durability(Durability::Fast),
-            Kind::RedbMultiWriter => builder.backend(Backend::Redb).redb_multi_writer(true),
-        };
-        builder.history(true);
-        builder
-    }
 }
 
 /// The counter `store` holds (0 when absent).
@@ -199,7 +173,8 @@ fn child_entry() {
     let (Some(role), Some(path)) = (std::env::var_os(ROLE_ENV), std::env::var_os(DB_ENV)) else { return };
     let index: u64 = std::env::var(INDEX_ENV).unwrap().parse().unwrap();
     let kind = Kind::from_name(&std::env::var(KIND_ENV).unwrap());
-    let db = kind.builder().open(PathBuf::from(path)).unwrap_or_else(|e| panic!("{role:?} {index}: open: {e}"));
+    let db =
+        kind.builder(DURABILITY).open(PathBuf::from(path)).unwrap_or_else(|e| panic!("{role:?} {index}: open: {e}"));
     assert!(db.keeps_history(), "the database keeps no history");
     match role.to_str().unwrap() {
         "writer" => writer(&db, index, commits()),
@@ -208,84 +183,17 @@ fn child_entry() {
     }
 }
 
-/// A child process, its output going to files beside the database.
-struct Proc {
-    name: String,
-    child: Child,
-    out: PathBuf,
-    err: PathBuf,
-}
-
-impl Proc {
-    fn spawn(kind: Kind, dir: &Path, path: &Path, stop: &Path, role: &str, index: u64) -> Proc {
-        let name = format!("{role} {index}");
-        let out = dir.join(format!("{role}{index}.out"));
-        let err = dir.join(format!("{role}{index}.err"));
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-            .env(ROLE_ENV, role)
-            .env(INDEX_ENV, index.to_string())
-            .env(DB_ENV, path)
-            .env(KIND_ENV, kind.name())
-            .env(STOP_ENV, stop)
-            .env(COMMITS_ENV, commits().to_string())
-            .stdin(Stdio::null())
-            .stdout(File::create(&out).unwrap())
-            .stderr(File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        Proc { name, child, out, err }
-    }
-
-    fn output(&self) -> String {
-        let out = std::fs::read_to_string(&self.out).unwrap_or_default();
-        let err = std::fs::read_to_string(&self.err).unwrap_or_default();
-        format!("stdout:\n{out}\nstderr:\n{err}")
-    }
-}
-
-/// The children of a scenario; those still running when it ends (a failure) are killed.
-struct Procs(Vec<Proc>);
-
-impl Procs {
-    /// Wait until every child of `which` has exited, each successfully, by `deadline`.
-    fn wait(&mut self, which: &str, deadline: Instant) {
-        loop {
-            let mut running = 0;
-            for proc in self.0.iter_mut().filter(|p| p.name.starts_with(which)) {
-                match proc.child.try_wait().unwrap() {
-                    Some(status) => {
-                        assert!(status.success(), "{} failed ({status}); {}", proc.name, proc.output())
-                    }
-                    None => running += 1,
-                }
-            }
-            if running == 0 {
-                return;
-            }
-            if Instant::now() > deadline {
-                let stuck: Vec<String> = self
-                    .0
-                    .iter_mut()
-                    .filter_map(|p| (p.name.starts_with(which) && p.child.try_wait().unwrap().is_none()).then_some(&*p))
-                    .map(|p| format!("{}: {}", p.name, p.output()))
-                    .collect();
-                panic!("{running} {which} processes still running at the time limit:\n{}", stuck.join("\n"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Procs {
-    fn drop(&mut self) {
-        for proc in &mut self.0 {
-            if proc.child.try_wait().ok().flatten().is_none() {
-                let _ = proc.child.kill();
-                let _ = proc.child.wait();
-            }
-        }
-    }
+/// Start `role` number `index` of the scenario of `kind` in `dir`.
+fn spawn(kind: Kind, dir: &Path, path: &Path, stop: &Path, role: &str, index: u64) -> Proc {
+    let env = [
+        (ROLE_ENV, role.into()),
+        (INDEX_ENV, index.to_string().into()),
+        (DB_ENV, path.into()),
+        (KIND_ENV, kind.name().into()),
+        (STOP_ENV, stop.into()),
+        (COMMITS_ENV, commits().to_string().into()),
+    ];
+    Proc::spawn(dir, role, index, env)
 }
 
 fn run(kind: Kind) {
@@ -297,7 +205,7 @@ fn run(kind: Kind) {
     let path = dir.path().join("db");
     let stop = dir.path().join("stop");
     {
-        let db = kind.builder().create(&path).unwrap();
+        let db = kind.builder(DURABILITY).create(&path).unwrap();
         assert!(db.keeps_history());
         assert_eq!(db.log().unwrap().len(), 1, "a new database's history is its root");
     }
@@ -305,29 +213,27 @@ fn run(kind: Kind) {
     // Readers first, so they read while the writers commit.
     let mut procs = Procs(Vec::new());
     for r in 0..READERS {
-        procs.0.push(Proc::spawn(kind, dir.path(), &path, &stop, "reader", r));
+        procs.0.push(spawn(kind, dir.path(), &path, &stop, "reader", r));
     }
     for w in 0..WRITERS {
-        procs.0.push(Proc::spawn(kind, dir.path(), &path, &stop, "writer", w));
+        procs.0.push(spawn(kind, dir.path(), &path, &stop, "writer", w));
     }
     procs.wait("writer", deadline);
     let written = started.elapsed();
     File::create(&stop).unwrap();
     procs.wait("reader", deadline);
     for proc in &procs.0 {
-        let out = std::fs::read_to_string(&proc.out).unwrap();
-        let line = out.lines().find_map(|l| l.find("READER ").or(l.find("WRITER ")).map(|at| &l[at..]));
-        let line = line.unwrap_or_else(|| panic!("{kind:?}: {} printed no summary; {}", proc.name, proc.output()));
-        eprintln!("{kind:?}: {line}");
+        let tag = if proc.name.starts_with("reader") { "READER " } else { "WRITER " };
+        eprintln!("{kind:?}: {}", proc.summary(tag));
     }
     eprintln!("{kind:?}: {total} commits by {WRITERS} processes in {written:.1?}");
 
-    let db = kind.builder().open(&path).unwrap();
+    let db = kind.builder(DURABILITY).open(&path).unwrap();
     assert_eq!(counter(&db.store(), "the head"), total, "{kind:?}: updates were lost");
     let log = db.log().unwrap();
     assert_eq!(log.len() as u64, total + 1, "{kind:?}: the log does not hold one entry per commit and the root");
     check_linear(&log, &format!("{kind:?}: the final log"));
-    assert_eq!(db.resolve(&VersionRef::Branch("main".into())).unwrap().id, log[0].id, "{kind:?}: main");
+    assert_eq!(tip(&db), log[0].id, "{kind:?}: main");
 
     let mut messages: BTreeMap<&str, u64> = BTreeMap::new();
     for info in &log[..log.len() - 1] {

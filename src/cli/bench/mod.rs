@@ -160,10 +160,11 @@ fn print_figure(f: &Value) -> CliResult {
             f["read_head_chunks_per_s"],
         ),
         "history_gc" => outln!(
-            "history_gc      {backend:<10} {} ({} chunk keys): collect {} s, freed {} values ({} bytes) of {} versions, {} µs per value",
+            "history_gc      {backend:<10} {} ({} chunk keys): collect {} s (the first, after writing every chunk: {} s), freed {} values ({} bytes) of {} versions, {} µs per value",
             f["case"].as_str().unwrap_or(""),
             f["chunk_keys"],
             f["collect_s"],
+            f["first_collect_s"],
             f["freed_values"],
             f["freed_bytes"],
             f["expired_versions"],

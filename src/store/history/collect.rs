@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::record::{self, Change, CommitRecord, Entry};
-use super::{changes_of, read, read_ref, HistoryEngine, Tip};
+use super::{changes_of, read_ref, HistoryEngine, Tip};
 use crate::error::StoreError;
 use crate::store::kv::{KvSnapshot, WriteBatch};
 
@@ -46,10 +46,7 @@ pub(crate) const STEP_CHANGES: u64 = 100_000;
 
 /// `main`'s ancestry, oldest first.
 fn ancestry(snap: &dyn KvSnapshot, tip: &Tip) -> Result<Vec<CommitRecord>, StoreError> {
-    let mut chain = vec![tip.parent.clone()];
-    while let Some(parent) = read::parent_of(snap, chain.last().expect("never empty"))? {
-        chain.push(parent);
-    }
+    let mut chain = super::ancestry_of(snap, &tip.parent)?;
     chain.reverse();
     Ok(chain)
 }
@@ -91,7 +88,7 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         return Ok(None);
     }
     let tip = Tip::read(snap)?;
-    let tagged: BTreeSet<u64> = read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
+    let tagged: BTreeSet<u64> = super::read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
     let chain = ancestry(snap, &tip)?;
     let expired = |c: &CommitRecord| c.seq < horizon && !tagged.contains(&c.seq) && c.seq != tip.parent.seq;
     let Some(first) = chain.iter().position(expired) else { return Ok(None) };
@@ -103,6 +100,9 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         end += 1;
     }
     let into = &chain[end];
+    if first == 0 {
+        return into_base(snap, &chain[..=end]).map(Some);
+    }
     let mut changes = BTreeMap::new();
     let mut freed = Vec::new();
     let mut batch = WriteBatch::default();
@@ -132,6 +132,53 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         collected.bytes = collected.bytes.saturating_add(entry.len);
     }
     Ok(Some((batch, collected)))
+}
+
+/// Fold `run` (the oldest kept commit's state, the base, and the commits after it, all expired
+/// but the last) into the base: the last commit becomes the oldest kept, with the base as its
+/// state. Each change updates the base at its key; the entry it replaces there was read by no
+/// kept version (none is older than the last commit), so its value is deleted. The cost follows
+/// the changes the run recorded, not the size of the base.
+fn into_base(snap: &dyn KvSnapshot, run: &[CommitRecord]) -> Result<(WriteBatch, Collected), StoreError> {
+    let into = run.last().expect("a run ends at a commit");
+    let mut batch = WriteBatch::default();
+    let mut collected = Collected { commits: (run.len() - 1) as u64, ..Collected::default() };
+    let mut base: BTreeMap<String, Option<Entry>> = BTreeMap::new();
+    for commit in &run[1..] {
+        let at = record::changes_key(commit.seq);
+        for (key, change) in changes_of(snap, commit.seq)? {
+            let now = match base.get(&key) {
+                Some(entry) => *entry,
+                None => match snap.get(&record::base_key(&key))? {
+                    Some(bytes) => Some(Entry::decode(&record::base_key(&key), &bytes)?),
+                    None => None,
+                },
+            };
+            if now != change.old {
+                let what = "a commit's record of what it superseded disagrees with the commits before it";
+                return Err(record::damaged(&at, what));
+            }
+            if let Some(entry) = now {
+                batch.puts.insert(record::object_key(&entry), None);
+                collected.values += 1;
+                collected.bytes = collected.bytes.saturating_add(entry.len);
+            }
+            base.insert(key, change.new);
+        }
+    }
+    for (key, entry) in base {
+        batch.puts.insert(record::base_key(&key), entry.map(|e| e.encode().to_vec()));
+    }
+    for commit in run {
+        if commit.seq != into.seq {
+            batch.puts.insert(record::commit_key(commit.seq), None);
+        }
+        // The base holds the new oldest version's state: no commit in it keeps a list of changes.
+        batch.puts.insert(record::changes_key(commit.seq), None);
+    }
+    let oldest = CommitRecord { parent: 0, oldest_us: run[0].oldest_us, ..into.clone() };
+    batch.puts.insert(record::commit_key(into.seq), Some(oldest.encode()));
+    Ok((batch, collected))
 }
 
 impl HistoryEngine {

@@ -64,6 +64,29 @@ fn changes_of(snap: &dyn KvSnapshot, seq: u64) -> Result<Vec<(String, Change)>, 
     Ok(changes)
 }
 
+/// The state of the oldest version kept (the commit whose parent is 0), by key: empty until a
+/// collection folds expired commits into it.
+fn base_entries(snap: &dyn KvSnapshot) -> Result<BTreeMap<String, Entry>, StoreError> {
+    let prefix = record::base_prefix();
+    let mut entries = BTreeMap::new();
+    for key in snap.keys(&prefix)? {
+        // sled's reads see the live tree: a key gone since the listing is skipped.
+        if let Some(bytes) = snap.get(&key)? {
+            entries.insert(key[prefix.len()..].to_owned(), Entry::decode(&key, &bytes)?);
+        }
+    }
+    Ok(entries)
+}
+
+/// The commits from `at` down to the oldest kept, newest first.
+fn ancestry_of(snap: &dyn KvSnapshot, at: &CommitRecord) -> Result<Vec<CommitRecord>, StoreError> {
+    let mut chain = vec![at.clone()];
+    while let Some(parent) = read::parent_of(snap, chain.last().expect("never empty"))? {
+        chain.push(parent);
+    }
+    Ok(chain)
+}
+
 fn now_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
@@ -457,16 +480,13 @@ pub(crate) mod read {
         Ok(Some(changes))
     }
 
-    /// The version made by commit `at` (on `main`'s ancestry), read through `snap`.
+    /// The version made by commit `at` (on `main`'s ancestry), read through `snap`: the state
+    /// of the oldest version kept, then the changes of every commit after it up to `at`.
     pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let mut chain = vec![at.seq];
-        let mut commit = at.clone();
-        while let Some(parent) = parent_of(snap.as_ref(), &commit)? {
-            chain.push(parent.seq);
-            commit = parent;
-        }
-        let mut entries = BTreeMap::new();
-        for seq in chain.into_iter().rev() {
+        let chain = ancestry_of(snap.as_ref(), at)?;
+        let mut entries = base_entries(snap.as_ref())?;
+        // The oldest commit's state is the base; its own changes are not read.
+        for seq in chain.iter().rev().skip(1).map(|c| c.seq) {
             for (changed, change) in changes_of(snap.as_ref(), seq)? {
                 match change.new {
                     Some(entry) => entries.insert(changed, entry),
@@ -508,12 +528,26 @@ pub(crate) mod read {
                 }
             }
         }
+        // The oldest commit's state is the base: its own changes are not read.
+        chain.pop();
         let head = view::Head { inner: snap.clone() };
         // Reads each value by its entry alone, as every version does.
         let values = view::Version { inner: snap.clone(), entries: BTreeMap::new(), seq: tip.parent.seq };
-        let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+        let mut entries = match base_entries(snap.as_ref()) {
+            Ok(entries) => entries,
+            Err(e) => {
+                note(&record::base_prefix(), e);
+                return Ok(problems);
+            }
+        };
         // Every value some version on the ancestry reads, by its commit and index.
         let mut reached = std::collections::HashSet::new();
+        for (key, entry) in &entries {
+            if let Err(e) = values.read_entry(key, entry) {
+                note(key, e);
+            }
+            reached.insert((entry.seq, entry.index));
+        }
         let horizon_key = record::horizon_key();
         match read_ref(snap.as_ref(), &horizon_key) {
             Ok(Some(horizon)) if horizon > tip.parent.seq => {

@@ -43,6 +43,17 @@ pub(crate) fn object_key(entry: &Entry) -> String {
     format!("{PREFIX}o/{:016x}{:08x}", entry.seq, entry.index)
 }
 
+/// The entry `key` holds in the oldest version kept (the commit whose parent is 0), once a
+/// collection has folded the expired commits before it: that version's state, key by key, so a
+/// later collection updates what it changes and never rewrites the rest.
+pub(crate) fn base_key(key: &str) -> String {
+    format!("{PREFIX}b/{key}")
+}
+
+pub(crate) fn base_prefix() -> String {
+    format!("{PREFIX}b/")
+}
+
 pub(crate) fn objects_prefix() -> String {
     format!("{PREFIX}o/")
 }
