@@ -32,7 +32,7 @@ fn expire_then_gc_frees_what_only_expired_versions_read() {
 
     let freed: serde_json::Value = serde_json::from_str(&cli::ok_text(&["gc", p, "--json"])).unwrap();
     // The first version is tagged; the middle one's value was read by it alone.
-    assert_eq!((freed["values"].as_u64(), freed["bytes"].as_u64()), (Some(1), Some(10_000)), "{freed}");
+    assert_eq!((freed["values"].as_u64(), freed["freed_bytes"].as_u64()), (Some(1), Some(10_000)), "{freed}");
     assert!(freed["versions"].as_u64().unwrap() >= 1, "{freed}");
     assert!(cli::ok_text(&["gc", p]).starts_with("freed 0 values"));
     cli::ok(&["check", p]);

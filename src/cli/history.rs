@@ -101,7 +101,8 @@ pub(crate) fn gc(database: &str, json: bool) -> CliResult {
     let db = Database::builder().backend(backend).open(path)?;
     let freed = db.collect()?;
     if json {
-        let line = serde_json::json!({ "versions": freed.versions, "values": freed.values, "bytes": freed.bytes });
+        let line =
+            serde_json::json!({ "versions": freed.versions, "values": freed.values, "freed_bytes": freed.bytes });
         outln!("{line}")?;
     } else {
         outln!("freed {} values ({} bytes) of {} expired versions", freed.values, freed.bytes, freed.versions)?;

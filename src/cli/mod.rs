@@ -207,7 +207,7 @@ enum Command {
     Gc {
         /// Database locator.
         database: String,
-        /// Print one JSON document: versions, values, bytes (freed).
+        /// Print one JSON document: versions, values, freed_bytes.
         #[arg(long)]
         json: bool,
     },

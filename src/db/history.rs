@@ -214,14 +214,30 @@ impl DbShared {
     }
 }
 
+/// History's records as one snapshot shows them, with the writer lock held where the engine's
+/// reads see the live file (sled), so no commit or collection changes them during the walk;
+/// drop both together.
+type HistoryView = (Option<super::transaction::WriterGuard>, Arc<dyn KvSnapshot>);
+
 impl Database {
+    fn history_view(&self) -> Result<HistoryView, Error> {
+        let history = self.shared.history()?;
+        // A thread that holds the writer lock already keeps collections out.
+        let writer = match self.stable_snapshots() || self.shared.would_deadlock().is_err() {
+            true => None,
+            false => Some(super::transaction::WriterGuard::acquire(self.shared.clone())?),
+        };
+        Ok((writer, history.raw_snapshot()?))
+    }
+
     /// Whether the database keeps history ([`crate::DatabaseBuilder::history`]).
     pub fn keeps_history(&self) -> bool {
         self.shared.history.is_some()
     }
 
-    /// The commits of `main`, newest first, back to the first (the empty version history began
-    /// with). [`HistoryError::Off`] for a database without history.
+    /// The commits of `main`, newest first, back to the oldest kept (the first, the empty
+    /// version history began with, until a collection frees older ones: [`Database::collect`]).
+    /// [`HistoryError::Off`] for a database without history.
     ///
     /// ```
     /// use zarrdb::Database;
@@ -236,7 +252,7 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn log(&self) -> Result<Vec<CommitInfo>, Error> {
-        let snap = self.shared.history()?.raw_snapshot()?;
+        let (_writer, snap) = self.history_view()?;
         let mut commit = read::main(snap.as_ref())?;
         let mut log = vec![CommitInfo::of(&commit)];
         while let Some(parent) = read::parent_of(snap.as_ref(), &commit)? {
@@ -248,7 +264,7 @@ impl Database {
 
     /// The commit `at` names now.
     pub fn resolve(&self, at: &VersionRef) -> Result<CommitInfo, Error> {
-        let snap = self.shared.history()?.raw_snapshot()?;
+        let (_writer, snap) = self.history_view()?;
         Ok(CommitInfo::of(&self.shared.resolve(snap.as_ref(), at)?))
     }
 
@@ -285,6 +301,7 @@ impl Database {
 
     /// Every tag and the commit it names, by name.
     pub fn tags(&self) -> Result<Vec<(String, CommitId)>, Error> {
+        // Tags are single records, listed skipping any deleted meanwhile: no lock needed.
         let snap = self.shared.history()?.raw_snapshot()?;
         Ok(read::tags(snap.as_ref())?.into_iter().map(|(name, seq)| (name, CommitId(seq))).collect())
     }
@@ -292,14 +309,7 @@ impl Database {
     /// A read-only view of the version `at` names, as a [`Snapshot`]: every read API takes its
     /// store, and it does not change while writers commit (from this process or others).
     pub fn open_version(&self, at: &VersionRef) -> Result<Snapshot, Error> {
-        let history = self.shared.history()?;
-        // sled's reads see the live tree: a collection must not fold the records being read.
-        // A thread that holds the writer lock already keeps collections out.
-        let _writer = match self.stable_snapshots() || self.shared.would_deadlock().is_err() {
-            true => None,
-            false => Some(super::transaction::WriterGuard::acquire(self.shared.clone())?),
-        };
-        let snap = history.raw_snapshot()?;
+        let (_writer, snap) = self.history_view()?;
         let commit = self.shared.resolve(snap.as_ref(), at)?;
         let version = read::version(snap, &commit)?;
         Ok(Snapshot::of_version(&self.shared, version))
@@ -325,8 +335,8 @@ impl Database {
     /// its tag is deleted). `VersionRef::AsOf(t)` keeps the version that was current at `t`;
     /// the head of `main` keeps only the head and the tagged versions (and a time before the
     /// first commit, or one whose version has expired already, expires nothing more). The horizon
-    /// never moves back: returns where it is (`None`: no version has expired). Expiring writes
-    /// one small record.
+    /// never moves back: returns where it is (`None` while no horizon was ever set). Expiring
+    /// writes one small record.
     ///
     /// ```
     /// use zarrdb::db::VersionRef;
@@ -416,13 +426,7 @@ impl Database {
     /// head's entries against the newest version, and every tag's commit. It reads the whole
     /// history; an empty list means nothing is wrong.
     pub fn check_history(&self) -> Result<Vec<HistoryProblem>, Error> {
-        let history = self.shared.history()?;
-        // sled's reads see the live tree: commits landing during the walk would look like damage.
-        let _writer = match self.stable_snapshots() {
-            true => None,
-            false => Some(super::transaction::WriterGuard::acquire(self.shared.clone())?),
-        };
-        let snap = history.raw_snapshot()?;
+        let (_writer, snap) = self.history_view()?;
         Ok(read::verify(snap)?.into_iter().map(|(key, what)| HistoryProblem { key, what }).collect())
     }
 
@@ -446,7 +450,7 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn diff(&self, from: &VersionRef, to: &VersionRef) -> Result<Vec<KeyChange>, Error> {
-        let snap = self.shared.history()?.raw_snapshot()?;
+        let (_writer, snap) = self.history_view()?;
         let (a, b) = (self.shared.resolve(snap.as_ref(), from)?, self.shared.resolve(snap.as_ref(), to)?);
         let backwards = a.seq > b.seq;
         let (older, newer) = if backwards { (&b, &a) } else { (&a, &b) };

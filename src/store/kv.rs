@@ -87,6 +87,12 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// the live tree).
     fn stable_snapshots(&self) -> bool;
 
+    /// The longest key the engine holds, for engines that have a limit (LMDB): history refuses
+    /// Zarr keys whose keys of its own would be longer (`store/history/`).
+    fn max_key_len(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether other processes may commit to the same database while this one has it open
     /// (LMDB). Their commits do not bump this process's chunk versions, so a commit must compare
     /// the chunks it read with what is stored now (`db/group_commit.rs`).

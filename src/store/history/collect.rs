@@ -96,7 +96,10 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     let mut end = first;
     let mut recorded = 0u64;
     while expired(&chain[end]) && (end == first || recorded < budget) {
-        recorded = recorded.saturating_add(chain[end].changes);
+        // The oldest kept commit's changes are in the base, not read here.
+        if end > 0 {
+            recorded = recorded.saturating_add(chain[end].changes);
+        }
         end += 1;
     }
     let into = &chain[end];

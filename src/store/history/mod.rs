@@ -233,6 +233,18 @@ fn supersede(
     Ok(Some(entry))
 }
 
+/// Refuse a Zarr key whose entry in the base (`b/`) would be longer than the engine holds: a
+/// collection could never fold it.
+fn check_key_len(max_key_len: Option<usize>, key: &str) -> Result<(), StoreError> {
+    match max_key_len {
+        Some(max) if record::base_key(key).len() > max => Err(StoreError::InvalidKey {
+            key: key.to_owned(),
+            reason: "too long for this engine in a database with history, which keeps it under a longer key of its own",
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl HistoryEngine {
     /// Wrap `inner`, whose database keeps history (its format record says so); its `meta`
     /// record must be one this build reads.
@@ -302,6 +314,7 @@ impl HistoryEngine {
             let old = supersede(snap, &key, &mut keep)?;
             match value {
                 Some(value) => {
+                    check_key_len(self.inner.max_key_len(), &key)?;
                     let (head, object) = recording.put(&key, old, value)?;
                     out.puts.extend(object.map(|(k, v)| (k, Some(v))));
                     out.puts.insert(key, Some(head));
@@ -657,6 +670,8 @@ impl KvWriter for HistoryWriter {
 /// transaction window by window; the list of changes and the commit record at the end.
 struct HistoryBulk {
     inner: Box<dyn KvBulk>,
+    /// The engine's longest key, where it has a limit.
+    max_key_len: Option<usize>,
     snap: Arc<dyn KvSnapshot>,
     tip: Tip,
     recording: Recording,
@@ -681,6 +696,7 @@ impl KvBulk for HistoryBulk {
                 out.push((key, value));
                 continue;
             }
+            check_key_len(self.max_key_len, &key)?;
             let old = supersede(self.snap.as_ref(), &key, &mut |k, v| {
                 out.push((k, v));
                 Ok(())
@@ -713,7 +729,7 @@ impl KvBulk for HistoryBulk {
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let HistoryBulk { mut inner, snap, tip, mut recording, note } = *self;
+        let HistoryBulk { mut inner, snap, tip, mut recording, note, .. } = *self;
         drop(snap);
         if !recording.changes_nothing() {
             inner.put(recording.finish(&tip, note))?;
@@ -747,6 +763,10 @@ impl KvEngine for HistoryEngine {
         self.inner.shared_between_processes()
     }
 
+    fn max_key_len(&self) -> Option<usize> {
+        self.inner.max_key_len()
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         let inner = self.inner.clone().lock_writer()?;
         Ok(inner.map(|inner| Box::new(HistoryWriter { engine: self, inner }) as Box<dyn KvWriter>))
@@ -758,7 +778,8 @@ impl KvEngine for HistoryEngine {
         let snap = self.inner.snapshot()?;
         let tip = Tip::read(snap.as_ref())?;
         let recording = Recording::new(tip.next_seq(snap.as_ref())?);
-        Ok(Box::new(HistoryBulk { inner, snap, tip, recording, note: CommitNote::default() }))
+        let max_key_len = self.inner.max_key_len();
+        Ok(Box::new(HistoryBulk { inner, max_key_len, snap, tip, recording, note: CommitNote::default() }))
     }
 
     fn compact(&self, database: &str) -> Result<(), CompactError> {

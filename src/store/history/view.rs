@@ -204,8 +204,12 @@ impl Version {
         if entry.inline {
             let mut found = Ok(None);
             self.inner.with_value(key, &mut |bytes| {
-                found =
-                    Entry::decode_head(key, bytes).map(|(head, value)| head.same_value(entry).then(|| value.to_vec()));
+                // The same value has the same length: an entry that disagrees is damaged.
+                found = Entry::decode_head(key, bytes).and_then(|(head, value)| match head.same_value(entry) {
+                    true if head.len == entry.len => Ok(Some(value.to_vec())),
+                    true => Err(wrong_length(key)),
+                    false => Ok(None),
+                });
             })?;
             if let Some(value) = found? {
                 return Ok(value);

@@ -566,6 +566,11 @@ impl KvEngine for LmdbEngine {
         true
     }
 
+    fn max_key_len(&self) -> Option<usize> {
+        // The limit with 4 KiB pages; larger pages allow longer keys, so this is the safe bound.
+        Some(MAX_KEY_4K)
+    }
+
     fn shared_between_processes(&self) -> bool {
         true
     }
@@ -756,6 +761,9 @@ const MOVED_WHILE_GROWING: &str =
     "another process committed while the full LMDB map grew; this transaction was built on the state before, and nothing was committed";
 
 const KEY_TOO_LONG: &str = "longer than LMDB's key size limit (1,982 bytes with 4 KiB pages)";
+
+/// LMDB's key size limit with 4 KiB pages (`KEY_TOO_LONG`).
+const MAX_KEY_4K: usize = 1_982;
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
