@@ -164,6 +164,7 @@ fn store_context(error: &LibStore) -> Context {
         }
         LibStore::Open { location, .. } => Context::kind("io").path(location).operation("open"),
         LibStore::VersionExpired { key } => Context::kind("expired").key(key),
+        LibStore::BranchMissing { .. } => Context::kind("not_found"),
         _ => Context::kind("store"),
     }
 }
@@ -281,6 +282,8 @@ fn history_context(error: &LibHistory) -> Context {
         LibHistory::TagDeleted { database, .. } => Context::kind("tag_deleted").path(database),
         LibHistory::Expired { database, .. } => Context::kind("expired").path(database),
         LibHistory::InvalidName { .. } => Context::kind("invalid_name"),
+        LibHistory::NameTaken { database, .. } => Context::kind("name_taken").path(database),
+        LibHistory::MergeConflict { database, .. } => Context::kind("merge_conflict").path(database),
         LibHistory::InvalidCommitId { .. } => Context::kind("invalid_commit_id"),
         _ => Context::kind("history"),
     }

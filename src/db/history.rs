@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Database, DbShared, Snapshot, Transaction};
 use crate::error::{Error, HistoryError};
+use crate::store::history::merge::{self, Merged};
 use crate::store::history::{read, Collected, Commit, HistoryEngine, MAIN, STEP_CHANGES};
 use crate::store::kv::{CommitNote, KvSnapshot, WriteBatch};
 
@@ -88,8 +89,11 @@ impl CommitInfo {
 pub enum VersionRef {
     /// The commit a tag names.
     Tag(String),
-    /// The commit a branch points at now (`main`, the branch every commit goes to).
+    /// The commit a branch points at now (`main`, or another: [`Database::create_branch`]).
     Branch(String),
+    /// The tag of this name or, when no tag ever had it, the branch (tags and branches share
+    /// one set of names): what a name given as text means.
+    Name(String),
     /// A commit.
     Commit(CommitId),
     /// The newest commit on `main` made at or before a time.
@@ -98,19 +102,20 @@ pub enum VersionRef {
 
 impl VersionRef {
     /// A version as text names it (the command line's `DB@VERSION`, Python's `version=`): 16
-    /// hexadecimal digits are a commit, `main` is the branch, anything else is a tag.
+    /// hexadecimal digits are a commit, `main` is the branch, anything else is a tag or a
+    /// branch ([`VersionRef::Name`]).
     ///
     /// ```
     /// use zarrdb::db::VersionRef;
     /// assert_eq!(VersionRef::named("main"), VersionRef::Branch("main".into()));
-    /// assert_eq!(VersionRef::named("paper-2026"), VersionRef::Tag("paper-2026".into()));
+    /// assert_eq!(VersionRef::named("paper-2026"), VersionRef::Name("paper-2026".into()));
     /// assert!(matches!(VersionRef::named("000000000000002a"), VersionRef::Commit(id) if id.sequence() == 42));
     /// ```
     pub fn named(text: &str) -> VersionRef {
         match text.parse::<CommitId>() {
             Ok(id) => VersionRef::Commit(id),
             Err(_) if text == MAIN => VersionRef::Branch(text.to_owned()),
-            Err(_) => VersionRef::Tag(text.to_owned()),
+            Err(_) => VersionRef::Name(text.to_owned()),
         }
     }
 }
@@ -120,6 +125,7 @@ impl std::fmt::Display for VersionRef {
         match self {
             VersionRef::Tag(name) => write!(f, "tag \"{}\"", shown(name)),
             VersionRef::Branch(name) => write!(f, "branch \"{}\"", shown(name)),
+            VersionRef::Name(name) => write!(f, "tag or branch \"{}\"", shown(name)),
             VersionRef::Commit(id) => write!(f, "commit {id}"),
             VersionRef::AsOf(time) => {
                 let us = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
@@ -134,7 +140,7 @@ fn shown(text: &str) -> String {
     text.chars().take(80).collect::<String>().escape_debug().to_string()
 }
 
-/// Refuse a name no tag may have.
+/// Refuse a name no tag or branch may have.
 fn check_name(name: &str) -> Result<(), Error> {
     let reason = if name.is_empty() {
         Some("it is empty")
@@ -147,7 +153,7 @@ fn check_name(name: &str) -> Result<(), Error> {
     } else if name.parse::<CommitId>().is_ok() {
         Some("it reads as a commit id")
     } else if name == MAIN {
-        Some("it is the name of the branch")
+        Some("it is the name of the main branch")
     } else {
         None
     };
@@ -158,6 +164,17 @@ fn check_name(name: &str) -> Result<(), Error> {
 }
 
 impl DbShared {
+    /// Refuse `name` for a new tag or branch when a branch, a tag or a deleted tag has it.
+    fn check_free(&self, snap: &dyn KvSnapshot, name: &str) -> Result<(), Error> {
+        let what = match (read::branch(snap, name)?, read::tag(snap, name)?) {
+            (Some(_), _) => "branch",
+            (None, Ok(_)) => "tag",
+            (None, Err(true)) => "deleted tag",
+            (None, Err(false)) => return Ok(()),
+        };
+        Err(HistoryError::NameTaken { database: self.path.display().to_string(), name: shown(name), what }.into())
+    }
+
     fn history(&self) -> Result<&Arc<HistoryEngine>, Error> {
         let database = || self.path.display().to_string();
         self.history.as_ref().ok_or_else(|| HistoryError::Off { database: database() }.into())
@@ -184,6 +201,14 @@ impl DbShared {
                 Err(false) => return Err(self.not_found(at)),
             },
             VersionRef::Branch(name) => read::branch(snap, name)?.ok_or_else(|| self.not_found(at))?,
+            VersionRef::Name(name) => match read::tag(snap, name)? {
+                Ok(seq) => seq,
+                Err(true) => {
+                    let database = self.path.display().to_string();
+                    return Err(HistoryError::TagDeleted { database, name: shown(name) }.into());
+                }
+                Err(false) => read::branch(snap, name)?.ok_or_else(|| self.not_found(at))?,
+            },
             VersionRef::Commit(id) => {
                 return match read::commit(snap, id.0)? {
                     Some(commit) if read::expired(snap, commit.seq)? => Err(self.expired(at)),
@@ -253,7 +278,8 @@ impl Database {
     /// ```
     pub fn log(&self) -> Result<Vec<CommitInfo>, Error> {
         let (_writer, snap) = self.history_view()?;
-        let mut commit = read::main(snap.as_ref())?;
+        let branch = VersionRef::Branch(self.shared.history()?.branch().to_owned());
+        let mut commit = self.shared.resolve(snap.as_ref(), &branch)?;
         let mut log = vec![CommitInfo::of(&commit)];
         while let Some(parent) = read::parent_of(snap.as_ref(), &commit)? {
             log.push(CommitInfo::of(&parent));
@@ -279,6 +305,9 @@ impl Database {
         history.commit_refs(self.shared.durable, |snap| {
             let commit = self.shared.resolve(snap, at)?;
             tagged = CommitId(commit.seq);
+            if read::branch(snap, name)?.is_some() {
+                self.shared.check_free(snap, name)?;
+            }
             let database = || self.shared.path.display().to_string();
             match read::new_tag(snap, name, commit.seq)? {
                 Ok(batch) => Ok(batch),
@@ -430,11 +459,11 @@ impl Database {
         Ok(read::verify(snap)?.into_iter().map(|(key, what)| HistoryProblem { key, what }).collect())
     }
 
-    /// The keys that differ between the versions `from` and `to` (in either order), in key
-    /// order, with their values' lengths on each side: added (`before` is `None`), removed
-    /// (`after` is `None`) and written again. It reads the changes each commit in between
-    /// recorded, so its cost follows what changed, not the size of the database; a key written
-    /// again with the same bytes counts as changed.
+    /// The keys that differ between the versions `from` and `to`, any two (on one branch or on
+    /// two), in key order, with their values' lengths on each side: added (`before` is `None`),
+    /// removed (`after` is `None`) and written again. It reads the changes the commits of each
+    /// side recorded since the two parted, so its cost follows what changed, not the size of the
+    /// database; a key written again with the same bytes counts as changed.
     ///
     /// ```
     /// use zarrdb::db::VersionRef;
@@ -452,19 +481,9 @@ impl Database {
     pub fn diff(&self, from: &VersionRef, to: &VersionRef) -> Result<Vec<KeyChange>, Error> {
         let (_writer, snap) = self.history_view()?;
         let (a, b) = (self.shared.resolve(snap.as_ref(), from)?, self.shared.resolve(snap.as_ref(), to)?);
-        let backwards = a.seq > b.seq;
-        let (older, newer) = if backwards { (&b, &a) } else { (&a, &b) };
-        let Some(changes) = read::changes_between(snap.as_ref(), older, newer)? else {
-            // Every commit is on `main` for now, so one version always descends from the other.
-            return Err(self.shared.not_found(&VersionRef::Commit(CommitId(older.seq))));
-        };
-        Ok(changes
+        Ok(read::between(snap.as_ref(), &a, &b)?
             .into_iter()
-            .map(|(key, change)| {
-                let (old, new) = (change.old.map(|e| e.len), change.new.map(|e| e.len));
-                let (before, after) = if backwards { (new, old) } else { (old, new) };
-                KeyChange { key, before, after }
-            })
+            .map(|(key, change)| KeyChange { key, before: change.old.map(|e| e.len), after: change.new.map(|e| e.len) })
             .collect())
     }
 
@@ -508,7 +527,189 @@ impl Database {
             }
         }
         txn.commit_with(&format!("restore {} to {at}", node.as_str()), "")?;
-        self.resolve(&VersionRef::Branch(MAIN.to_owned()))
+        self.resolve(&VersionRef::Branch(self.shared.history()?.branch().to_owned()))
+    }
+}
+
+/// What [`Database::merge`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MergeOutcome {
+    /// The branch held the version already: nothing was written.
+    UpToDate(CommitId),
+    /// The version descended from the branch's head, and now is its head: no commit was made.
+    FastForward(CommitId),
+    /// A merge commit joined the two: its first parent is the branch's old head, and it records
+    /// the merged version's commit.
+    Merged(CommitId),
+}
+
+impl MergeOutcome {
+    /// The commit the branch points at afterwards.
+    pub fn head(&self) -> CommitId {
+        match self {
+            MergeOutcome::UpToDate(id) | MergeOutcome::FastForward(id) | MergeOutcome::Merged(id) => *id,
+        }
+    }
+}
+
+impl Database {
+    /// The branch this handle commits to and reads the head of: `main`, unless it came from
+    /// [`Database::on_branch`]. `None` for a database without history.
+    pub fn branch(&self) -> Option<&str> {
+        self.shared.history.as_ref().map(|history| history.branch())
+    }
+
+    /// Make branch `name` at the version `at` names. Commits to it ([`Database::on_branch`])
+    /// are kept in history alone; `main` and other branches do not see them until a merge.
+    /// Tags and branches share names: one held by either (or by a deleted tag) is refused
+    /// ([`HistoryError::NameTaken`]). Writes one small record, whatever the size of the database.
+    ///
+    /// ```
+    /// use zarrdb::db::VersionRef;
+    /// use zarrdb::Database;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("b.zarrdb"))?;
+    /// db.store().set("notes/c/0", b"main's")?;
+    /// db.create_branch("trial", &VersionRef::Branch("main".into()))?;
+    /// let trial = db.on_branch("trial")?;
+    /// trial.store().set("notes/c/0", b"trial's")?;
+    /// assert_eq!(db.store().get("notes/c/0")?, Some(b"main's".to_vec()));
+    /// assert_eq!(trial.store().get("notes/c/0")?, Some(b"trial's".to_vec()));
+    /// db.merge(&VersionRef::Branch("trial".into()), "main", "take the trial")?; // a fast-forward
+    /// assert_eq!(db.store().get("notes/c/0")?, Some(b"trial's".to_vec()));
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn create_branch(&self, name: &str, at: &VersionRef) -> Result<CommitId, Error> {
+        check_name(name)?;
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut head = CommitId(0);
+        history.commit_refs(self.shared.durable, |snap| {
+            let commit = self.shared.resolve(snap, at)?;
+            head = CommitId(commit.seq);
+            self.shared.check_free(snap, name)?;
+            Ok(merge::create(snap, name, commit.seq)?.unwrap_or_default())
+        })?;
+        Ok(head)
+    }
+
+    /// Delete branch `name` (not `main`). Its commits stay readable by id (and by any tag or
+    /// branch that reaches them) until an expiry passes them.
+    pub fn delete_branch(&self, name: &str) -> Result<(), Error> {
+        if name == MAIN {
+            let reason = "the main branch holds the database's head and cannot be deleted";
+            return Err(HistoryError::InvalidName { name: MAIN.to_owned(), reason }.into());
+        }
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        history.commit_refs(self.shared.durable, |snap| {
+            merge::delete(snap, name)?.ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))
+        })
+    }
+
+    /// Every branch (`main` among them) and the commit it points at, by name.
+    pub fn branches(&self) -> Result<Vec<(String, CommitId)>, Error> {
+        let snap = self.shared.history()?.raw_snapshot()?;
+        Ok(read::branches(snap.as_ref())?.into_iter().map(|(name, seq)| (name, CommitId(seq))).collect())
+    }
+
+    /// This database as branch `name` sees it: a handle whose stores, transactions and
+    /// snapshots read the branch's head and commit to the branch (with the same transactions,
+    /// conflict rules and group commit as `main`; writers of the branch and of `main`, from this
+    /// and other processes, take turns). Its [`Database::log`] is the branch's.
+    pub fn on_branch(&self, name: &str) -> Result<Database, Error> {
+        let history = self.shared.history()?;
+        if read::branch(history.raw_snapshot()?.as_ref(), name)?.is_none() {
+            return Err(self.shared.not_found(&VersionRef::Branch(name.to_owned())));
+        }
+        let engine = Arc::new(history.on_branch(name));
+        let shared = &self.shared;
+        Ok(Database {
+            shared: Arc::new(DbShared {
+                engine: engine.clone(),
+                history: Some(engine),
+                path: shared.path.clone(),
+                backend: shared.backend,
+                durable: shared.durable,
+                writer: shared.writer.clone(),
+                writer_threads: shared.writer_threads.clone(),
+                group: super::group_commit::GroupCommit::default(),
+                read_only: shared.read_only,
+                versions: shared.versions.clone(),
+            }),
+        })
+    }
+
+    /// Merge the version `from` names into branch `into`: nothing to do when the branch holds
+    /// it already; a fast-forward when it descends from the branch's head; otherwise a merge
+    /// commit with `message`, bringing in what `from` changed since the two parted, as long as
+    /// no key changed on both sides to different values (chunk by chunk, document by document).
+    /// When some did, nothing is written and [`HistoryError::MergeConflict`] names them. A
+    /// merge writes no value: its entries name the values the merged commits wrote.
+    ///
+    /// ```
+    /// use zarrdb::db::{MergeOutcome, VersionRef};
+    /// use zarrdb::Database;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("m.zarrdb"))?;
+    /// db.create_branch("dev", &VersionRef::Branch("main".into()))?;
+    /// db.on_branch("dev")?.store().set("a/c/0", b"dev")?;
+    /// db.store().set("a/c/1", b"main")?;
+    /// let merged = db.merge(&VersionRef::Branch("dev".into()), "main", "merge dev")?;
+    /// assert!(matches!(merged, MergeOutcome::Merged(_)));
+    /// assert_eq!(db.store().get("a/c/0")?, Some(b"dev".to_vec()));
+    /// db.on_branch("dev")?.store().set("a/c/1", b"dev too")?;
+    /// assert!(db.merge(&VersionRef::Branch("dev".into()), "main", "again").is_err()); // a/c/1 conflicts
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn merge(&self, from: &VersionRef, into: &str, message: &str) -> Result<MergeOutcome, Error> {
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut outcome = None;
+        history.commit_refs(self.shared.durable, |snap| {
+            let source = self.shared.resolve(snap, from)?;
+            let note = CommitNote { message: message.to_owned(), author: String::new() };
+            let into_ref = || VersionRef::Branch(into.to_owned());
+            match merge::merge(snap, into, &source, note)?.ok_or_else(|| self.shared.not_found(&into_ref()))? {
+                Ok((batch, merged)) => {
+                    outcome = Some(merged);
+                    Ok(batch)
+                }
+                Err(keys) => Err(HistoryError::MergeConflict {
+                    database: self.shared.path.display().to_string(),
+                    into: shown(into),
+                    source_ref: from.to_string(),
+                    count: keys.len(),
+                    keys: keys.into_iter().take(100).collect(),
+                }
+                .into()),
+            }
+        })?;
+        self.shared.versions.bump_all();
+        Ok(match outcome.expect("set when the merge is written") {
+            Merged::UpToDate(seq) => MergeOutcome::UpToDate(CommitId(seq)),
+            Merged::FastForward(seq) => MergeOutcome::FastForward(CommitId(seq)),
+            Merged::Commit(seq) => MergeOutcome::Merged(CommitId(seq)),
+        })
+    }
+
+    /// Point branch `name` at the version `to` names, whatever the two share (`main`'s Zarr
+    /// keys are rewritten to hold that version). The commits the branch leaves stay readable
+    /// by id until an expiry passes them; history is not rewritten. Returns the branch's new
+    /// head.
+    pub fn reset(&self, name: &str, to: &VersionRef) -> Result<CommitId, Error> {
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut head = CommitId(0);
+        history.commit_refs(self.shared.durable, |snap| {
+            let target = self.shared.resolve(snap, to)?;
+            head = CommitId(target.seq);
+            merge::reset(snap, name, &target)?
+                .ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))
+        })?;
+        self.shared.versions.bump_all();
+        Ok(head)
     }
 }
 

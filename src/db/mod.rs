@@ -35,7 +35,7 @@ use parking_lot::Mutex;
 
 pub(crate) use bulk::BulkWrite;
 pub use compact::Compaction;
-pub use history::{Collection, CommitId, CommitInfo, HistoryProblem, KeyChange, VersionRef};
+pub use history::{Collection, CommitId, CommitInfo, HistoryProblem, KeyChange, MergeOutcome, VersionRef};
 pub use snapshot::Snapshot;
 pub use transaction::Transaction;
 

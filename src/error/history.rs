@@ -60,6 +60,32 @@ pub enum HistoryError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A branch of this name exists, or a tag (or a deleted one) has the name: tags and
+    /// branches share one set of names, so a name in a locator means one thing.
+    #[error("\"{database}\" has a {what} \"{name}\" already")]
+    NameTaken {
+        /// The database's path.
+        database: String,
+        /// The name.
+        name: String,
+        /// What holds it: `branch`, `tag` or `deleted tag`.
+        what: &'static str,
+    },
+    /// A merge would join versions that changed the same keys to different values: nothing was
+    /// written. Resolve by writing the keys on one side (or resetting it), then merge again.
+    #[error("merging {source_ref} into branch \"{into}\" of \"{database}\" conflicts at {count} key(s): {}", keys.join(", "))]
+    MergeConflict {
+        /// The database's path.
+        database: String,
+        /// The branch merged into.
+        into: String,
+        /// What was merged (`branch "dev"`, `commit 000000000000002a`, ...).
+        source_ref: String,
+        /// The keys both sides changed to different values, in key order (at most 100).
+        keys: Vec<String>,
+        /// How many keys conflict in all.
+        count: usize,
+    },
     /// A commit id that is not one (16 hexadecimal digits).
     #[error("\"{given}\" is not a commit id (16 hexadecimal digits)")]
     InvalidCommitId {

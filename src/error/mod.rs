@@ -188,6 +188,12 @@ pub enum StoreError {
         /// The key read.
         key: String,
     },
+    /// The branch a store commits to and reads the head of no longer exists (it was deleted).
+    #[error("the branch \"{branch}\" this store is on no longer exists")]
+    BranchMissing {
+        /// The branch.
+        branch: String,
+    },
     /// The transaction this store belongs to was committed or dropped; handles made from it
     /// (arrays, groups) cannot be used any more.
     #[error("{operation} of \"{key}\": the transaction has ended (committed or dropped)")]

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::record::{self, Change, CommitRecord, Entry};
-use super::{changes_of, read_ref, HistoryEngine, Tip};
+use super::{changes_of, graph, read_ref, HistoryEngine, Tip};
 use crate::error::StoreError;
 use crate::store::kv::{KvSnapshot, WriteBatch};
 
@@ -88,9 +88,13 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         return Ok(None);
     }
     let tip = Tip::read(snap)?;
-    let tagged: BTreeSet<u64> = super::read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
     let chain = ancestry(snap, &tip)?;
-    let expired = |c: &CommitRecord| c.seq < horizon && !tagged.contains(&c.seq) && c.seq != tip.parent.seq;
+    let on_main: BTreeSet<u64> = chain.iter().map(|c| c.seq).collect();
+    // Tags and other branches keep the commits they reach (down to where they meet `main`).
+    let kept = graph::protected(snap, &on_main)?;
+    let expired = |c: &CommitRecord| c.seq < horizon && !kept.contains(&c.seq) && c.seq != tip.parent.seq;
+    // A value a commit off `main` wrote that a merge brought in is that commit's to keep.
+    let owned = |e: &Entry| on_main.contains(&e.seq) || !kept.contains(&e.seq);
     let Some(first) = chain.iter().position(expired) else { return Ok(None) };
     // The run: expired commits from `first`, up to the budget; `into` is the commit after it.
     let mut end = first;
@@ -104,7 +108,7 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     }
     let into = &chain[end];
     if first == 0 {
-        return into_base(snap, &chain[..=end]).map(Some);
+        return into_base(snap, &chain[..=end], &owned).map(Some);
     }
     let mut changes = BTreeMap::new();
     let mut freed = Vec::new();
@@ -119,8 +123,11 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     }
     // A key made and removed within the run changes nothing any kept version sees.
     changes.retain(|_, change| change.old.is_some() || change.new.is_some());
+    // The newest commit merged into the run still tells later merges where the two parted.
+    let merged = chain[first..=end].iter().rev().map(|c| c.merged).find(|m| *m != 0).unwrap_or(0);
     let folded = CommitRecord {
         parent: chain[first].parent,
+        merged,
         oldest_us: chain[first].oldest_us,
         changes: changes.len() as u64,
         bytes: changes.values().filter_map(|c| c.new).map(|e| e.len).fold(0, u64::saturating_add),
@@ -129,7 +136,7 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     batch.puts.insert(record::commit_key(into.seq), Some(folded.encode()));
     batch.puts.insert(record::changes_key(into.seq), Some(record::encode_changes(&changes)));
     let mut collected = Collected { commits: (end - first) as u64, ..Collected::default() };
-    for (_, entry) in &freed {
+    for (_, entry) in freed.iter().filter(|(_, e)| owned(e)) {
         batch.puts.insert(record::object_key(entry), None);
         collected.values += 1;
         collected.bytes = collected.bytes.saturating_add(entry.len);
@@ -142,7 +149,11 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
 /// state. Each change updates the base at its key; the entry it replaces there was read by no
 /// kept version (none is older than the last commit), so its value is deleted. The cost follows
 /// the changes the run recorded, not the size of the base.
-fn into_base(snap: &dyn KvSnapshot, run: &[CommitRecord]) -> Result<(WriteBatch, Collected), StoreError> {
+fn into_base(
+    snap: &dyn KvSnapshot,
+    run: &[CommitRecord],
+    owned: &dyn Fn(&Entry) -> bool,
+) -> Result<(WriteBatch, Collected), StoreError> {
     let into = run.last().expect("a run ends at a commit");
     let mut batch = WriteBatch::default();
     let mut collected = Collected { commits: (run.len() - 1) as u64, ..Collected::default() };
@@ -161,7 +172,7 @@ fn into_base(snap: &dyn KvSnapshot, run: &[CommitRecord]) -> Result<(WriteBatch,
                 let what = "a commit's record of what it superseded disagrees with the commits before it";
                 return Err(record::damaged(&at, what));
             }
-            if let Some(entry) = now {
+            if let Some(entry) = now.filter(|e| owned(e)) {
                 batch.puts.insert(record::object_key(&entry), None);
                 collected.values += 1;
                 collected.bytes = collected.bytes.saturating_add(entry.len);

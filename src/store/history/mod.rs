@@ -16,11 +16,15 @@
 //! here when the caller holds none), so no commit of another process lands in between.
 
 mod collect;
+mod graph;
+pub(crate) mod merge;
 mod record;
 mod view;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use record::{CommitRecord, Entry, PREFIX};
@@ -32,12 +36,27 @@ use crate::key::RESERVED_PREFIX;
 pub(crate) use collect::{Collected, STEP_CHANGES};
 pub(crate) use record::{Change, CommitRecord as Commit};
 
-/// The branch every commit goes to.
+/// The branch whose head the Zarr keys hold, and the one commits go to unless a store is opened
+/// on another.
 pub(crate) const MAIN: &str = "main";
+
+/// A version's entries, by Zarr key.
+pub(crate) type Entries = BTreeMap<String, Entry>;
+
+/// The branch an engine's commits go to.
+enum Line {
+    /// `main`: a commit writes the Zarr keys.
+    Main,
+    /// Another branch: a commit is kept in history alone (every value under its object key), and
+    /// the branch's head is read as a version. `state` keeps the entries of the last head read,
+    /// so the next commit or snapshot folds only what changed since.
+    Branch { name: String, state: Mutex<Option<(u64, Arc<Entries>)>> },
+}
 
 /// An engine whose database keeps history.
 pub(crate) struct HistoryEngine {
     inner: Arc<dyn KvEngine>,
+    line: Line,
 }
 
 /// Read a ref or counter stored under `key`.
@@ -91,26 +110,79 @@ fn now_us() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
+/// The commit branch `name` points at, if it exists.
+fn head_of(snap: &dyn KvSnapshot, name: &str) -> Result<Option<CommitRecord>, StoreError> {
+    let Some(head) = read_ref(snap, &record::branch_key(name))? else { return Ok(None) };
+    let missing = || record::damaged(&record::commit_key(head), "the commit a branch points at is missing");
+    read_commit(snap, head)?.ok_or_else(missing).map(Some)
+}
+
+/// Where a commit's changes go.
+enum Target {
+    /// `main`: the Zarr keys hold its head.
+    Head,
+    /// Another branch, whose head holds these entries.
+    Branch { name: String, state: Arc<Entries> },
+}
+
+impl Target {
+    fn branch(&self) -> &str {
+        match self {
+            Target::Head => MAIN,
+            Target::Branch { name, .. } => name,
+        }
+    }
+
+    /// The entry `key` holds on the branch before the commit. On `main` a small value that the
+    /// commit supersedes is copied under its object key (`keep`), so older versions still read it.
+    fn old(
+        &self,
+        snap: &dyn KvSnapshot,
+        key: &str,
+        keep: &mut dyn FnMut(String, Vec<u8>) -> Result<(), StoreError>,
+    ) -> Result<Option<Entry>, StoreError> {
+        match self {
+            Target::Head => supersede(snap, key, keep),
+            Target::Branch { state, .. } => Ok(state.get(key).copied()),
+        }
+    }
+
+    /// The keys under `prefix` on the branch (the Zarr keys, and bookkeeping, on `main`).
+    fn keys(&self, snap: &dyn KvSnapshot, prefix: &str) -> Result<Vec<String>, StoreError> {
+        match self {
+            Target::Head => snap.keys(prefix),
+            Target::Branch { state, .. } => {
+                let from = (std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded);
+                Ok(state.range::<str, _>(from).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).cloned().collect())
+            }
+        }
+    }
+}
+
 /// The state a commit builds on, read under the writer lock.
 struct Tip {
     /// The newest commit of the database (on any branch).
     last: u64,
-    /// The commit `main` points at, and its record.
+    /// The commit the branch points at, and its record.
     parent: CommitRecord,
+    target: Target,
 }
 
 impl Tip {
+    /// `main`'s.
     fn read(snap: &dyn KvSnapshot) -> Result<Tip, StoreError> {
+        let branch = record::branch_key(MAIN);
+        let parent = head_of(snap, MAIN)?.ok_or_else(|| record::damaged(&branch, "the main branch is missing"))?;
+        Tip::on(snap, parent, Target::Head)
+    }
+
+    fn on(snap: &dyn KvSnapshot, parent: CommitRecord, target: Target) -> Result<Tip, StoreError> {
         let no_tip = || record::damaged(&record::last_key(), "the history of the database has no newest commit");
         let last = read_ref(snap, &record::last_key())?.ok_or_else(no_tip)?;
-        let branch = record::branch_key(MAIN);
-        let head = read_ref(snap, &branch)?.ok_or_else(|| record::damaged(&branch, "the main branch is missing"))?;
-        let parent = read_commit(snap, head)?
-            .ok_or_else(|| record::damaged(&record::commit_key(head), "the commit a branch points at is missing"))?;
         if last < parent.seq {
             return Err(record::damaged(&record::last_key(), "the newest commit is older than a branch's"));
         }
-        Ok(Tip { last, parent })
+        Ok(Tip { last, parent, target })
     }
 
     /// The number the next commit takes; refused when its record exists already (a damaged or
@@ -167,14 +239,14 @@ impl Recording {
 
     /// What `key`, which held `old`, holds once it is given `value`, and the value's own key
     /// when it is too large to stay in the entry.
-    fn put(&mut self, key: &str, old: Option<Entry>, value: Vec<u8>) -> Result<Placed, StoreError> {
+    fn put(&mut self, key: &str, old: Option<Entry>, value: Vec<u8>, inline: bool) -> Result<Placed, StoreError> {
         let index = self.next_index;
         self.next_index = index.checked_add(1).ok_or_else(|| StoreError::Unsupported {
             store: "database with history",
             operation: "a commit of more than 4,294,967,295 values",
         })?;
         let len = value.len();
-        let entry = Entry { inline: len <= record::INLINE_LIMIT, seq: self.seq, index, len: len as u64 };
+        let entry = Entry { inline: inline && len <= record::INLINE_LIMIT, seq: self.seq, index, len: len as u64 };
         self.bytes = self.bytes.saturating_add(len as u64);
         self.change(key, old, Some(entry));
         Ok(match entry.inline {
@@ -190,13 +262,14 @@ impl Recording {
         self.changes.is_empty()
     }
 
-    /// The bookkeeping that makes the changes commit `seq`, on top of `tip`.
+    /// The bookkeeping that makes the changes commit `seq`, on top of `tip`'s branch.
     fn finish(self, tip: &Tip, note: CommitNote) -> Vec<(String, Vec<u8>)> {
         // Later than the parent's, so a time names one place on a branch.
         let time_us = now_us().max(tip.parent.time_us.saturating_add(1));
         let commit = CommitRecord {
             seq: self.seq,
             parent: tip.parent.seq,
+            merged: 0,
             time_us,
             oldest_us: time_us,
             changes: self.changes.len() as u64,
@@ -207,7 +280,7 @@ impl Recording {
         vec![
             (record::commit_key(self.seq), commit.encode()),
             (record::changes_key(self.seq), record::encode_changes(&self.changes)),
-            (record::branch_key(MAIN), record::encode_ref(self.seq)),
+            (record::branch_key(tip.target.branch()), record::encode_ref(self.seq)),
             (record::last_key(), record::encode_ref(self.seq)),
         ]
     }
@@ -254,7 +327,57 @@ impl HistoryEngine {
         let meta = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the history of the database is missing"))?;
         record::check_meta(&key, &meta)?;
         drop(snap);
-        Ok(HistoryEngine { inner })
+        Ok(HistoryEngine { inner, line: Line::Main })
+    }
+
+    /// The same database, committing to branch `name` (which need not exist yet: a commit or a
+    /// snapshot fails until it does).
+    pub fn on_branch(&self, name: &str) -> HistoryEngine {
+        let line = match name {
+            MAIN => Line::Main,
+            _ => Line::Branch { name: name.to_owned(), state: Mutex::new(None) },
+        };
+        HistoryEngine { inner: self.inner.clone(), line }
+    }
+
+    /// The branch this engine commits to.
+    pub fn branch(&self) -> &str {
+        match &self.line {
+            Line::Main => MAIN,
+            Line::Branch { name, .. } => name,
+        }
+    }
+
+    /// Where the next commit goes, from `snap` (the latest state, under the writer lock for a
+    /// commit).
+    fn tip(&self, snap: &dyn KvSnapshot) -> Result<Tip, StoreError> {
+        let Line::Branch { name, state } = &self.line else { return Tip::read(snap) };
+        let head = head_of(snap, name)?.ok_or_else(|| StoreError::BranchMissing { branch: name.clone() })?;
+        let mut cached = state.lock();
+        let entries = match cached.take() {
+            Some((seq, entries)) if seq == head.seq => entries,
+            // Fold only the commits since the last head read, when the branch moved on from it.
+            Some((seq, mut entries)) => match read_commit(snap, seq)? {
+                Some(from) => match read::changes_between(snap, &from, &head)? {
+                    Some(changes) => {
+                        let map = Arc::make_mut(&mut entries);
+                        for (key, change) in changes {
+                            match change.new {
+                                Some(entry) => map.insert(key, entry),
+                                None => map.remove(&key),
+                            };
+                        }
+                        entries
+                    }
+                    None => Arc::new(read::entries(snap, &head)?),
+                },
+                None => Arc::new(read::entries(snap, &head)?),
+            },
+            None => Arc::new(read::entries(snap, &head)?),
+        };
+        *cached = Some((head.seq, entries.clone()));
+        drop(cached);
+        Tip::on(snap, head, Target::Branch { name: name.clone(), state: entries })
     }
 
     /// The bookkeeping that starts history in a database: the first commit (an empty version)
@@ -264,6 +387,7 @@ impl HistoryEngine {
         let root = CommitRecord {
             seq: 1,
             parent: 0,
+            merged: 0,
             time_us,
             oldest_us: time_us,
             changes: 0,
@@ -272,7 +396,7 @@ impl HistoryEngine {
             author: String::new(),
         };
         vec![
-            (record::meta_key(), record::encode_meta()),
+            (record::meta_key(), record::encode_meta(record::LAYOUT_MAIN_ONLY)),
             (record::commit_key(1), root.encode()),
             (record::changes_key(1), record::encode_changes(&BTreeMap::new())),
             (record::branch_key(MAIN), record::encode_ref(1)),
@@ -288,7 +412,8 @@ impl HistoryEngine {
     /// Turn `batch` into history's layout on top of what `snap` (taken under the writer lock)
     /// shows: the batch to hand to the engine. A batch that changes no Zarr key makes no version.
     fn record(&self, snap: &dyn KvSnapshot, batch: WriteBatch) -> Result<WriteBatch, StoreError> {
-        let tip = Tip::read(snap)?;
+        let tip = self.tip(snap)?;
+        let head = matches!(tip.target, Target::Head);
         let mut recording = Recording::new(tip.next_seq(snap)?);
         let mut out = WriteBatch::default();
         let mut kept = BTreeMap::new();
@@ -298,32 +423,38 @@ impl HistoryEngine {
         };
         for prefix in batch.erased_prefixes {
             // Prefixes that cover bookkeeping never reach here (`db/transaction.rs`).
-            for key in snap.keys(&prefix)? {
+            for key in tip.target.keys(snap, &prefix)? {
                 if !key.starts_with(RESERVED_PREFIX) {
-                    let old = supersede(snap, &key, &mut keep)?;
+                    let old = tip.target.old(snap, &key, &mut keep)?;
                     recording.change(&key, old, None);
                 }
             }
-            out.erased_prefixes.push(prefix);
+            if head {
+                out.erased_prefixes.push(prefix);
+            }
         }
         for (key, value) in batch.puts {
             if key.starts_with(RESERVED_PREFIX) {
                 out.puts.insert(key, value);
                 continue;
             }
-            let old = supersede(snap, &key, &mut keep)?;
+            let old = tip.target.old(snap, &key, &mut keep)?;
             match value {
                 Some(value) => {
                     check_key_len(self.inner.max_key_len(), &key)?;
-                    let (head, object) = recording.put(&key, old, value)?;
+                    let (entry, object) = recording.put(&key, old, value, head)?;
                     out.puts.extend(object.map(|(k, v)| (k, Some(v))));
-                    out.puts.insert(key, Some(head));
+                    if head {
+                        out.puts.insert(key, Some(entry));
+                    }
                 }
                 None => {
                     if old.is_some() || recording.changes.contains_key(&key) {
                         recording.change(&key, old, None);
                     }
-                    out.puts.insert(key, None);
+                    if head {
+                        out.puts.insert(key, None);
+                    }
                 }
             }
         }
@@ -373,6 +504,8 @@ impl HistoryEngine {
 /// Reading history: the commits, refs and versions of a database that keeps it.
 pub(crate) mod read {
     use super::*;
+
+    pub(crate) use super::graph::between;
 
     /// The commit `main` points at.
     pub fn main(snap: &dyn KvSnapshot) -> Result<CommitRecord, StoreError> {
@@ -428,13 +561,22 @@ pub(crate) mod read {
         Ok(read_ref(snap, &record::horizon_key())?.unwrap_or(0))
     }
 
-    /// Whether commit `seq` has expired: it is older than the horizon and no tag names it (the
-    /// head of `main` is never older than the horizon).
+    /// Whether commit `seq` has expired, once an expiry set a horizon: no tag or branch
+    /// reaches it (a branch other than `main` reaches its commits down to where it meets
+    /// `main`'s ancestry, that one included), and it is older than the horizon or not on
+    /// `main`'s ancestry at all (a commit a deleted or reset branch left: the commits before it
+    /// may be collected). The head of `main` never expires.
     pub fn expired(snap: &dyn KvSnapshot, seq: u64) -> Result<bool, StoreError> {
-        if seq >= horizon(snap)? {
+        let horizon = horizon(snap)?;
+        if horizon == 0 {
             return Ok(false);
         }
-        Ok(!tags(snap)?.into_iter().any(|(_, tagged)| tagged == seq))
+        let chain = graph::main_chain(snap)?;
+        let on_main: std::collections::BTreeSet<u64> = chain.into_iter().map(|c| c.seq).collect();
+        if on_main.contains(&seq) && seq >= horizon {
+            return Ok(false);
+        }
+        Ok(!graph::protected(snap, &on_main)?.contains(&seq))
     }
 
     /// Expire every commit older than `seq` that no tag names: the batch that moves the horizon
@@ -493,21 +635,40 @@ pub(crate) mod read {
         Ok(Some(changes))
     }
 
-    /// The version made by commit `at` (on `main`'s ancestry), read through `snap`: the state
-    /// of the oldest version kept, then the changes of every commit after it up to `at`.
-    pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        let chain = ancestry_of(snap.as_ref(), at)?;
-        let mut entries = base_entries(snap.as_ref())?;
+    /// The entries of the version commit `at` made: the state of the oldest version kept, then
+    /// the changes of every commit after it on `at`'s ancestry (a merge commit's list holds what
+    /// it brought in, so first parents suffice).
+    pub fn entries(snap: &dyn KvSnapshot, at: &CommitRecord) -> Result<Entries, StoreError> {
+        let chain = ancestry_of(snap, at)?;
+        let mut entries = base_entries(snap)?;
         // The oldest commit's state is the base; its own changes are not read.
         for seq in chain.iter().rev().skip(1).map(|c| c.seq) {
-            for (changed, change) in changes_of(snap.as_ref(), seq)? {
+            for (changed, change) in changes_of(snap, seq)? {
                 match change.new {
                     Some(entry) => entries.insert(changed, entry),
                     None => entries.remove(&changed),
                 };
             }
         }
+        Ok(entries)
+    }
+
+    /// The version made by commit `at`, read through `snap`.
+    pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        let entries = Arc::new(entries(snap.as_ref(), at)?);
         Ok(Arc::new(view::Version { inner: snap, entries, seq: at.seq }))
+    }
+
+    /// Every branch and the commit it points at, by name (`main` among them).
+    pub fn branches(snap: &dyn KvSnapshot) -> Result<Vec<(String, u64)>, StoreError> {
+        let prefix = record::branches_prefix();
+        let mut branches = Vec::new();
+        for key in snap.keys(&prefix)? {
+            if let Some(seq) = read_ref(snap, &key)? {
+                branches.push((key[prefix.len()..].to_owned(), seq));
+            }
+        }
+        Ok(branches)
     }
 
     /// Check the history in `snap` whole: `main`'s ancestry (every record there, parents older
@@ -541,11 +702,12 @@ pub(crate) mod read {
                 }
             }
         }
+        let on_main: std::collections::BTreeSet<u64> = chain.iter().copied().collect();
         // The oldest commit's state is the base: its own changes are not read.
         chain.pop();
         let head = view::Head { inner: snap.clone() };
         // Reads each value by its entry alone, as every version does.
-        let values = view::Version { inner: snap.clone(), entries: BTreeMap::new(), seq: tip.parent.seq };
+        let values = view::Version { inner: snap.clone(), entries: Arc::default(), seq: tip.parent.seq };
         let mut entries = match base_entries(snap.as_ref()) {
             Ok(entries) => entries,
             Err(e) => {
@@ -563,8 +725,8 @@ pub(crate) mod read {
         }
         let horizon_key = record::horizon_key();
         match read_ref(snap.as_ref(), &horizon_key) {
-            Ok(Some(horizon)) if horizon > tip.parent.seq => {
-                note(&horizon_key, record::damaged(&horizon_key, "the expiry horizon is past the head of main"))
+            Ok(Some(horizon)) if horizon > tip.last => {
+                note(&horizon_key, record::damaged(&horizon_key, "the expiry horizon is past the newest commit"))
             }
             Ok(_) => {}
             Err(e) => note(&horizon_key, e),
@@ -612,6 +774,35 @@ pub(crate) mod read {
         for key in entries.keys().filter(|k| live.binary_search(k).is_err()) {
             note(key, record::damaged(key, "a key the history holds is missing at the head"));
         }
+        // Commits off `main` (on other branches, or left by a deleted or reset one): each
+        // version reads the values its changes name, unless it expired (no ref reaches it, and
+        // a horizon is set): a collection may have freed those.
+        let checked = match read_ref(snap.as_ref(), &horizon_key)?.unwrap_or(0) {
+            0 => None,
+            _ => Some(graph::protected(snap.as_ref(), &on_main)?),
+        };
+        let commits_prefix = format!("{PREFIX}c/");
+        for key in snap.keys(&commits_prefix)? {
+            let Some(seq) = u64::from_str_radix(&key[commits_prefix.len()..], 16).ok() else {
+                note(&key, record::damaged(&key, "a key among the commits that names none"));
+                continue;
+            };
+            if on_main.contains(&seq) {
+                continue;
+            }
+            match changes_of(snap.as_ref(), seq) {
+                Ok(changes) => {
+                    let live = checked.as_ref().is_none_or(|kept| kept.contains(&seq));
+                    for (changed, entry) in changes.into_iter().filter_map(|(k, c)| c.new.map(|e| (k, e))) {
+                        if let (Err(e), true) = (values.read_entry(&changed, &entry), live) {
+                            note(&changed, e);
+                        }
+                        reached.insert((entry.seq, entry.index));
+                    }
+                }
+                Err(e) => note(&record::changes_key(seq), e),
+            }
+        }
         // A value no version reads is a leak: a collection or a commit left it behind.
         for key in snap.keys(&record::objects_prefix())? {
             match record::parse_object_key(&key) {
@@ -620,10 +811,11 @@ pub(crate) mod read {
                 None => note(&key, record::damaged(&key, "a key among the values that names none")),
             }
         }
-        for (name, seq) in tags(snap.as_ref())? {
+        let refs = tags(snap.as_ref())?.into_iter().map(|(name, seq)| (record::tag_key(&name), seq));
+        for (key, seq) in refs.chain(branches(snap.as_ref())?.into_iter().map(|(n, seq)| (record::branch_key(&n), seq)))
+        {
             if read_commit(snap.as_ref(), seq)?.is_none() {
-                let key = record::tag_key(&name);
-                note(&key, record::damaged(&key, "a tag names a commit that is missing"));
+                note(&key, record::damaged(&key, "a tag or branch names a commit that is missing"));
             }
         }
         Ok(problems)
@@ -697,13 +889,16 @@ impl KvBulk for HistoryBulk {
                 continue;
             }
             check_key_len(self.max_key_len, &key)?;
-            let old = supersede(self.snap.as_ref(), &key, &mut |k, v| {
+            let old = self.tip.target.old(self.snap.as_ref(), &key, &mut |k, v| {
                 out.push((k, v));
                 Ok(())
             })?;
-            let (head, object) = self.recording.put(&key, old, value)?;
+            let head = matches!(self.tip.target, Target::Head);
+            let (entry, object) = self.recording.put(&key, old, value, head)?;
             out.extend(object);
-            out.push((key, head));
+            if head {
+                out.push((key, entry));
+            }
         }
         self.inner.put(out)?;
         self.erase_dropped()
@@ -714,7 +909,7 @@ impl KvBulk for HistoryBulk {
             return self.inner.erase(key);
         }
         let mut kept = Vec::new();
-        let old = supersede(self.snap.as_ref(), key, &mut |k, v| {
+        let old = self.tip.target.old(self.snap.as_ref(), key, &mut |k, v| {
             kept.push((k, v));
             Ok(())
         })?;
@@ -724,7 +919,9 @@ impl KvBulk for HistoryBulk {
         if !kept.is_empty() {
             self.inner.put(kept)?;
         }
-        self.inner.erase(key)?;
+        if matches!(self.tip.target, Target::Head) {
+            self.inner.erase(key)?;
+        }
         self.erase_dropped()
     }
 
@@ -740,7 +937,15 @@ impl KvBulk for HistoryBulk {
 
 impl KvEngine for HistoryEngine {
     fn snapshot(&self) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        Ok(Arc::new(view::Head { inner: self.inner.snapshot()? }))
+        let inner = self.inner.snapshot()?;
+        if let Line::Main = self.line {
+            return Ok(Arc::new(view::Head { inner }));
+        }
+        let tip = self.tip(inner.as_ref())?;
+        Ok(match tip.target {
+            Target::Branch { state, .. } => Arc::new(view::Version { inner, entries: state, seq: tip.parent.seq }),
+            Target::Head => Arc::new(view::Head { inner }),
+        })
     }
 
     fn commit(&self, batch: WriteBatch, durable: bool) -> Result<(), StoreError> {
@@ -776,7 +981,7 @@ impl KvEngine for HistoryEngine {
         let inner = self.inner.clone().bulk(expected_bytes)?;
         // The bulk write excludes other writers: this snapshot is the latest state.
         let snap = self.inner.snapshot()?;
-        let tip = Tip::read(snap.as_ref())?;
+        let tip = self.tip(snap.as_ref())?;
         let recording = Recording::new(tip.next_seq(snap.as_ref())?);
         let max_key_len = self.inner.max_key_len();
         Ok(Box::new(HistoryBulk { inner, max_key_len, snap, tip, recording, note: CommitNote::default() }))

@@ -11,8 +11,11 @@ use crate::error::StoreError;
 /// Where history lives; user stores neither list nor reach it (it is under `__zarrdb/`).
 pub(crate) const PREFIX: &str = "__zarrdb/h/";
 
-/// The layout of history this build writes, kept in the `meta` record.
-const LAYOUT: u32 = 1;
+/// The layout of history in the `meta` record: 1 has `main` alone; 2 may have other branches
+/// and merge commits (`ZHC2` records), which a build that reads only 1 would mistake for
+/// damage or, worse, collect under. History starts in 1 and moves to 2 when a branch is made.
+pub(crate) const LAYOUT_MAIN_ONLY: u32 = 1;
+pub(crate) const LAYOUT_BRANCHES: u32 = 2;
 
 pub(crate) fn meta_key() -> String {
     format!("{PREFIX}meta")
@@ -83,6 +86,10 @@ pub(crate) fn retired_tag_key(name: &str) -> String {
 
 pub(crate) fn tags_prefix() -> String {
     format!("{PREFIX}r/t/")
+}
+
+pub(crate) fn branches_prefix() -> String {
+    format!("{PREFIX}r/b/")
 }
 
 /// The failure of a history record that does not decode: only a damaged file holds one.
@@ -170,6 +177,9 @@ pub(crate) struct CommitRecord {
     pub seq: u64,
     /// 0 for the first commit.
     pub parent: u64,
+    /// The commit merged into the parent by a merge commit ([`CommitRecord::parent`] is the
+    /// branch it was made on); 0 for any other commit.
+    pub merged: u64,
     /// Microseconds since the Unix epoch; each commit's is later than its parent's.
     pub time_us: u64,
     /// The time of the oldest commit whose changes this record holds: its own, until a
@@ -185,6 +195,8 @@ pub(crate) struct CommitRecord {
 }
 
 const COMMIT_MAGIC: &[u8; 4] = b"ZHC1";
+/// A merge commit's record: [`COMMIT_MAGIC`]'s fields with the merged commit after the parent.
+const MERGE_MAGIC: &[u8; 4] = b"ZHC2";
 const CHANGES_MAGIC: &[u8; 4] = b"ZHD1";
 const META_MAGIC: &[u8; 4] = b"ZHM1";
 const REF_MAGIC: &[u8; 4] = b"ZHR1";
@@ -198,6 +210,12 @@ fn seal(mut out: Vec<u8>) -> Vec<u8> {
 
 /// The bytes before the CRC of a sealed value that starts with `magic`, or why not.
 fn unseal<'a>(key: &str, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&'a [u8], StoreError> {
+    unseal_any(key, bytes, &[magic]).map(|(_, body)| body)
+}
+
+/// [`unseal`] for a value that may start with any of `magics`: which one, and the bytes
+/// between it and the CRC.
+fn unseal_any<'a>(key: &str, bytes: &'a [u8], magics: &[&[u8; 4]]) -> Result<(usize, &'a [u8]), StoreError> {
     let Some(body_len) = bytes.len().checked_sub(4).filter(|n| *n >= 4) else {
         return Err(damaged(key, "a history record is cut short"));
     };
@@ -205,10 +223,10 @@ fn unseal<'a>(key: &str, bytes: &'a [u8], magic: &[u8; 4]) -> Result<&'a [u8], S
     if crc32c::crc32c(body).to_le_bytes() != crc {
         return Err(damaged(key, "a history record fails its checksum"));
     }
-    if &body[..4] != magic {
-        return Err(damaged(key, "a history record of another kind"));
+    match magics.iter().position(|magic| &body[..4] == *magic) {
+        Some(which) => Ok((which, &body[4..])),
+        None => Err(damaged(key, "a history record of another kind")),
     }
-    Ok(&body[4..])
 }
 
 /// Reads little-endian fields off a record, failing (never panicking) when it ends too soon.
@@ -256,9 +274,15 @@ fn put_text(out: &mut Vec<u8>, text: &str) {
 }
 
 impl CommitRecord {
+    /// A commit that merged nothing keeps the first layout's record, which every build reads.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = COMMIT_MAGIC.to_vec();
-        for n in [self.seq, self.parent, self.time_us, self.oldest_us, self.changes, self.bytes] {
+        let mut out = match self.merged {
+            0 => COMMIT_MAGIC.to_vec(),
+            _ => MERGE_MAGIC.to_vec(),
+        };
+        let merged = (self.merged != 0).then_some(self.merged);
+        let numbers = [Some(self.seq), Some(self.parent), merged, Some(self.time_us), Some(self.oldest_us)];
+        for n in numbers.into_iter().flatten().chain([self.changes, self.bytes]) {
             out.extend_from_slice(&n.to_le_bytes());
         }
         put_text(&mut out, &self.message);
@@ -267,10 +291,15 @@ impl CommitRecord {
     }
 
     pub fn decode(key: &str, bytes: &[u8]) -> Result<CommitRecord, StoreError> {
-        let mut r = Reader { key, rest: unseal(key, bytes, COMMIT_MAGIC)? };
+        let (which, rest) = unseal_any(key, bytes, &[COMMIT_MAGIC, MERGE_MAGIC])?;
+        let mut r = Reader { key, rest };
         let record = CommitRecord {
             seq: r.u64()?,
             parent: r.u64()?,
+            merged: match which {
+                0 => 0,
+                _ => r.u64()?,
+            },
             time_us: r.u64()?,
             oldest_us: r.u64()?,
             changes: r.u64()?,
@@ -329,19 +358,19 @@ pub(crate) fn decode_changes(key: &str, bytes: &[u8], mut each: impl FnMut(Strin
     r.end()
 }
 
-pub(crate) fn encode_meta() -> Vec<u8> {
+pub(crate) fn encode_meta(layout: u32) -> Vec<u8> {
     let mut out = META_MAGIC.to_vec();
-    out.extend_from_slice(&LAYOUT.to_le_bytes());
+    out.extend_from_slice(&layout.to_le_bytes());
     seal(out)
 }
 
-/// Check the `meta` record: a layout this build reads.
-pub(crate) fn check_meta(key: &str, bytes: &[u8]) -> Result<(), StoreError> {
+/// Check the `meta` record: the layout, when this build reads it.
+pub(crate) fn check_meta(key: &str, bytes: &[u8]) -> Result<u32, StoreError> {
     let mut r = Reader { key, rest: unseal(key, bytes, META_MAGIC)? };
     let layout = r.u32()?;
     r.end()?;
     match layout {
-        LAYOUT => Ok(()),
+        LAYOUT_MAIN_ONLY | LAYOUT_BRANCHES => Ok(layout),
         _ => Err(damaged(key, "history in a layout this build does not read")),
     }
 }
@@ -369,6 +398,7 @@ mod tests {
         let record = CommitRecord {
             seq: 7,
             parent: 6,
+            merged: 0,
             time_us: 1 << 50,
             oldest_us: 1 << 49,
             changes: 3,
@@ -385,6 +415,13 @@ mod tests {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x10;
             assert!(CommitRecord::decode("k", &flipped).is_err(), "flip at {at}");
+        }
+        let merge = CommitRecord { merged: 3, ..record.clone() };
+        let bytes = merge.encode();
+        assert_eq!(&bytes[..4], MERGE_MAGIC);
+        assert_eq!(CommitRecord::decode("k", &bytes).unwrap(), merge);
+        for cut in 0..bytes.len() {
+            assert!(CommitRecord::decode("k", &bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut changes = BTreeMap::new();
         let far = Entry { inline: false, seq: 7, index: 2, len: 5 };
@@ -406,7 +443,8 @@ mod tests {
         {
             assert_eq!(parse_object_key(bad), None, "{bad}");
         }
-        check_meta("k", &encode_meta()).unwrap();
+        assert_eq!(check_meta("k", &encode_meta(LAYOUT_BRANCHES)).unwrap(), LAYOUT_BRANCHES);
+        assert!(check_meta("k", &encode_meta(3)).is_err(), "a layout from a later build");
         assert!(Entry::decode("k", &[1, 0, 0]).is_err());
         let inline = Entry { inline: true, seq: 9, index: 0, len: 3 };
         let mut head = inline.encode().to_vec();

@@ -2,7 +2,6 @@
 //! values) and any older version (the entries of that version, folded from the changes recorded
 //! by each commit along its ancestry).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::record::{commit_key, damaged, object_key, Entry, PREFIX};
@@ -174,7 +173,7 @@ impl KvSnapshot for Head {
 /// and a collection frees what only it read).
 pub(crate) struct Version {
     pub inner: Arc<dyn KvSnapshot>,
-    pub entries: BTreeMap<String, Entry>,
+    pub entries: Arc<super::Entries>,
     /// The commit that made it.
     pub seq: u64,
 }
@@ -190,33 +189,35 @@ impl Version {
         }
     }
 
-    /// Read the value of `entry` at its object key, checking its length.
-    fn read_object(&self, entry: &Entry, key: &str) -> Result<Vec<u8>, StoreError> {
-        match read_object(self.inner.as_ref(), entry, key) {
+    /// The value `entry` names at `key` ([`read_entry`]); one that is nowhere because the
+    /// version was collected since it was opened says so.
+    pub(crate) fn read_entry(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
+        match read_entry(self.inner.as_ref(), key, entry) {
             Err(StoreError::Damaged { .. }) if self.inner.size(&object_key(entry))?.is_none() => Err(self.missing(key)),
             read => read,
         }
     }
+}
 
-    /// The value `entry` names at `key`: an inline value is in the head's entry while no later
-    /// commit superseded it, and under its object key once one did (copied in that commit).
-    pub(crate) fn read_entry(&self, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
-        if entry.inline {
-            let mut found = Ok(None);
-            self.inner.with_value(key, &mut |bytes| {
-                // The same value has the same length: an entry that disagrees is damaged.
-                found = Entry::decode_head(key, bytes).and_then(|(head, value)| match head.same_value(entry) {
-                    true if head.len == entry.len => Ok(Some(value.to_vec())),
-                    true => Err(wrong_length(key)),
-                    false => Ok(None),
-                });
-            })?;
-            if let Some(value) = found? {
-                return Ok(value);
-            }
+/// The value `entry` names at `key`, read through `snap`: an inline value is in the head's entry
+/// while no later commit superseded it, and under its object key once one did (copied in that
+/// commit).
+pub(crate) fn read_entry(snap: &dyn KvSnapshot, key: &str, entry: &Entry) -> Result<Vec<u8>, StoreError> {
+    if entry.inline {
+        let mut found = Ok(None);
+        snap.with_value(key, &mut |bytes| {
+            // The same value has the same length: an entry that disagrees is damaged.
+            found = Entry::decode_head(key, bytes).and_then(|(head, value)| match head.same_value(entry) {
+                true if head.len == entry.len => Ok(Some(value.to_vec())),
+                true => Err(wrong_length(key)),
+                false => Ok(None),
+            });
+        })?;
+        if let Some(value) = found? {
+            return Ok(value);
         }
-        self.read_object(entry, key)
     }
+    read_object(snap, entry, key)
 }
 
 impl KvSnapshot for Version {

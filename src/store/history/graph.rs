@@ -1,0 +1,140 @@
+//! The shape of history once there are branches: the newest common ancestor of two commits, what
+//! differs between any two versions (not only along one ancestry), and the commits that branches
+//! and tags keep from expiring.
+//!
+//! Each walk goes from the newer commits to the older ones and stops where the answer is known, so
+//! its cost follows the commits since the two sides parted (or the commits off `main`), never the
+//! whole history or the size of the database.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::record::{Change, CommitRecord, Entry};
+use super::{changes_of, read, read_commit};
+use crate::error::StoreError;
+use crate::store::kv::KvSnapshot;
+
+/// The parents of `commit`: the one it was made on and, for a merge commit, the one it merged.
+/// A merged commit a collection has removed is left out (its changes live on in later records).
+fn parents(snap: &dyn KvSnapshot, commit: &CommitRecord) -> Result<Vec<CommitRecord>, StoreError> {
+    let mut found: Vec<CommitRecord> = read::parent_of(snap, commit)?.into_iter().collect();
+    if commit.merged != 0 && commit.merged < commit.seq {
+        found.extend(read_commit(snap, commit.merged)?);
+    }
+    Ok(found)
+}
+
+/// The newest commit that both `a` and `b` descend from, through parents and merged commits;
+/// `None` when they share none. Commits are visited newest first (every parent is older than its
+/// child), so the first one reached from both sides is the newest they share.
+pub(crate) fn merge_base(
+    snap: &dyn KvSnapshot,
+    a: &CommitRecord,
+    b: &CommitRecord,
+) -> Result<Option<CommitRecord>, StoreError> {
+    const A: u8 = 1;
+    const B: u8 = 2;
+    let mut frontier: BTreeMap<u64, (u8, CommitRecord)> = BTreeMap::new();
+    frontier.insert(a.seq, (A, a.clone()));
+    frontier.entry(b.seq).or_insert((0, b.clone())).0 |= B;
+    while let Some((_, (sides, commit))) = frontier.pop_last() {
+        if sides == A | B {
+            return Ok(Some(commit));
+        }
+        for parent in parents(snap, &commit)? {
+            frontier.entry(parent.seq).or_insert((0, parent)).0 |= sides;
+        }
+    }
+    Ok(None)
+}
+
+/// The seqs of the commits from `to` back to its first-parent ancestor `from`, oldest first
+/// (`from` left out).
+fn first_parent_run(snap: &dyn KvSnapshot, from: u64, to: &CommitRecord) -> Result<Vec<u64>, StoreError> {
+    let mut run = Vec::new();
+    let mut at = to.clone();
+    while at.seq != from {
+        run.push(at.seq);
+        at = read::parent_of(snap, &at)?.ok_or_else(|| {
+            super::record::damaged(&super::record::commit_key(at.seq), "two commits share no ancestor")
+        })?;
+    }
+    run.reverse();
+    Ok(run)
+}
+
+/// What the commits `seqs` (oldest first) changed, folded: per key the entry before the first
+/// and after the last.
+fn fold_changes(snap: &dyn KvSnapshot, seqs: &[u64]) -> Result<BTreeMap<String, Change>, StoreError> {
+    let mut changes: BTreeMap<String, Change> = BTreeMap::new();
+    for seq in seqs {
+        for (key, change) in changes_of(snap, *seq)? {
+            match changes.get_mut(&key) {
+                Some(seen) => seen.new = change.new,
+                None => {
+                    changes.insert(key, change);
+                }
+            }
+        }
+    }
+    Ok(changes)
+}
+
+/// Whether two entries name the same value (or both none).
+pub(crate) fn same(a: &Option<Entry>, b: &Option<Entry>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.same_value(b),
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
+/// The keys whose entries differ between the versions `a` and `b` made, each with its entry in
+/// `a` (`old`) and in `b` (`new`). It reads the changes recorded since the two first-parent
+/// ancestries met, so its cost follows what changed on either side since then.
+pub(crate) fn between(
+    snap: &dyn KvSnapshot,
+    a: &CommitRecord,
+    b: &CommitRecord,
+) -> Result<BTreeMap<String, Change>, StoreError> {
+    // Where the two first-parent ancestries meet: step down whichever side is newer.
+    let (mut x, mut y) = (a.clone(), b.clone());
+    while x.seq != y.seq {
+        let newer = if x.seq > y.seq { &mut x } else { &mut y };
+        let parted = || super::record::damaged(&super::record::commit_key(newer.seq), "two commits share no ancestor");
+        *newer = read::parent_of(snap, newer)?.ok_or_else(parted)?;
+    }
+    let on_a = fold_changes(snap, &first_parent_run(snap, x.seq, a)?)?;
+    let on_b = fold_changes(snap, &first_parent_run(snap, x.seq, b)?)?;
+    let mut differ = BTreeMap::new();
+    for key in on_a.keys().chain(on_b.keys()).collect::<BTreeSet<_>>() {
+        // A key one side left alone holds there what it held where they met.
+        let at_a = on_a.get(key).map_or_else(|| on_b[key].old, |c| c.new);
+        let at_b = on_b.get(key).map_or_else(|| on_a[key].old, |c| c.new);
+        if !same(&at_a, &at_b) {
+            differ.insert(key.clone(), Change { old: at_a, new: at_b });
+        }
+    }
+    Ok(differ)
+}
+
+/// The commits tags and branches other than `main` keep: each tagged commit, every commit on a
+/// branch's ancestry (and on the ancestry of what it merged) down to where it meets `main`'s
+/// ancestry (`main_chain`), and the commit where it meets it. A version one of them reaches
+/// reads values only commits up to there wrote, so no collection may fold it away.
+pub(crate) fn protected(snap: &dyn KvSnapshot, main_chain: &BTreeSet<u64>) -> Result<BTreeSet<u64>, StoreError> {
+    let mut kept = BTreeSet::new();
+    let mut todo: Vec<u64> = read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
+    todo.extend(read::branches(snap)?.into_iter().filter(|(name, _)| name != super::MAIN).map(|(_, seq)| seq));
+    while let Some(seq) = todo.pop() {
+        if !kept.insert(seq) || main_chain.contains(&seq) {
+            continue;
+        }
+        let Some(commit) = read_commit(snap, seq)? else { continue };
+        todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
+    }
+    Ok(kept)
+}
+
+/// The commits on `main`'s first-parent ancestry, by seq.
+pub(crate) fn main_chain(snap: &dyn KvSnapshot) -> Result<Vec<CommitRecord>, StoreError> {
+    super::ancestry_of(snap, &read::main(snap)?)
+}

@@ -1,0 +1,411 @@
+//! Branches against a model: random commits to several branches (through handles on them),
+//! branches made at any kept commit and deleted, merges of any branch or commit into any branch
+//! (up to date, fast-forward, merge commit or conflict, as a model of every commit's parents
+//! predicts from the values' identities), resets, tags, expiries, collections and reopenings, on
+//! redb, LMDB and sled. After each step the head of `main` (and, now and then, of every branch)
+//! holds exactly its model state; checks read a kept commit by id, diff two kept commits on any
+//! branches, and refuse an expired one; after each collection `check_history` is clean and
+//! `main`'s log holds exactly its kept commits.
+//!
+//! `ZARRDB_BRANCH_STEPS` sets the steps per backend (default 1,500).
+
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only part of the shared helpers")]
+mod history;
+#[path = "common/splitmix.rs"]
+#[allow(dead_code)]
+mod splitmix;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use history::{contents, env_or, State};
+use splitmix::SplitMix;
+use zarrdb::db::{CommitId, MergeOutcome, VersionRef};
+use zarrdb::error::HistoryError;
+use zarrdb::{Backend, Database, Durability, Error};
+
+const KEYS: [&str; 7] = ["a/zarr.json", "a/c/0", "a/c/1", "b/zarr.json", "b/c/0", "b/c/1", "z"];
+const MAIN: &str = "main";
+
+/// Which write made each key's value: merges compare values by identity, as the engine does.
+type Ids = BTreeMap<String, u64>;
+
+#[derive(Clone)]
+struct Commit {
+    parent: Option<CommitId>,
+    merged: Option<CommitId>,
+    state: State,
+    ids: Ids,
+}
+
+struct Model {
+    commits: BTreeMap<CommitId, Commit>,
+    branches: BTreeMap<String, CommitId>,
+    tags: BTreeMap<String, CommitId>,
+    horizon: Option<CommitId>,
+    /// Commits a collection removed: expired ones on `main`'s first parents. A walk passes
+    /// through them as the engine's folded records do.
+    gone: BTreeSet<CommitId>,
+    writes: u64,
+}
+
+impl Model {
+    fn ancestors(&self, id: CommitId) -> BTreeSet<CommitId> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![id];
+        while let Some(id) = todo.pop() {
+            if seen.insert(id) {
+                let c = &self.commits[&id];
+                todo.extend(c.parent.into_iter().chain(c.merged));
+            }
+        }
+        seen
+    }
+
+    fn merge_base(&self, a: CommitId, b: CommitId) -> CommitId {
+        *self.ancestors(a).intersection(&self.ancestors(b)).last().expect("all share the first commit")
+    }
+
+    /// `main`'s first parents, newest first, without the commits a collection removed.
+    fn main_chain(&self) -> Vec<CommitId> {
+        let mut chain = vec![self.branches[MAIN]];
+        while let Some(parent) = self.commits[chain.last().unwrap()].parent {
+            chain.push(parent);
+        }
+        chain.retain(|id| !self.gone.contains(id));
+        chain
+    }
+
+    /// What tags and other branches keep: down to where they meet `main`'s first parents.
+    fn protected(&self) -> BTreeSet<CommitId> {
+        let on_main: BTreeSet<CommitId> = self.main_chain().into_iter().collect();
+        let mut kept = BTreeSet::new();
+        let mut todo: Vec<CommitId> = self.tags.values().copied().collect();
+        todo.extend(self.branches.iter().filter(|(n, _)| *n != MAIN).map(|(_, id)| *id));
+        while let Some(id) = todo.pop() {
+            if self.gone.contains(&id) || (kept.insert(id) && !on_main.contains(&id)) {
+                let c = &self.commits[&id];
+                todo.extend(c.parent.into_iter().chain(c.merged));
+            }
+        }
+        kept
+    }
+
+    /// Once a horizon is set: a commit no ref reaches lives while it is on `main`'s first
+    /// parents and no older than the horizon.
+    fn live(&self, id: CommitId) -> bool {
+        let Some(horizon) = self.horizon else { return true };
+        !self.gone.contains(&id)
+            && ((id >= horizon && self.main_chain().contains(&id)) || self.protected().contains(&id))
+    }
+
+    fn kept(&self) -> Vec<CommitId> {
+        self.commits.keys().copied().filter(|id| self.live(*id)).collect()
+    }
+
+    fn pick(&self, rng: &mut SplitMix, from: &[CommitId]) -> CommitId {
+        from[rng.range(0, from.len() as u64 - 1) as usize]
+    }
+
+    fn branch(&self, rng: &mut SplitMix) -> String {
+        let names: Vec<&String> = self.branches.keys().collect();
+        names[rng.range(0, names.len() as u64 - 1) as usize].clone()
+    }
+}
+
+fn open(path: &Path, backend: Backend) -> Database {
+    let mut b = Database::builder();
+    b.backend(backend).durability(Durability::Fast).history(true);
+    b.create(path).unwrap()
+}
+
+fn handle(db: &Database, branch: &str) -> Database {
+    if branch == MAIN {
+        db.clone()
+    } else {
+        db.on_branch(branch).unwrap()
+    }
+}
+
+#[track_caller]
+fn same(got: &State, want: &State, what: &str) {
+    let keys: BTreeSet<&String> = got.keys().chain(want.keys()).collect();
+    let wrong: Vec<&String> = keys.into_iter().filter(|k| got.get(*k) != want.get(*k)).collect();
+    assert!(wrong.is_empty(), "{what}: differs at {wrong:?}");
+}
+
+fn head_of(db: &Database, branch: &str) -> CommitId {
+    db.resolve(&VersionRef::Branch(branch.into())).unwrap().id
+}
+
+/// The outcome a merge of `source` into `into` should have, and the branch's state after it.
+enum Predicted {
+    UpToDate,
+    FastForward,
+    Merged(State, Ids),
+    Conflict(Vec<String>),
+}
+
+fn predict(model: &Model, into: &str, source: CommitId) -> (CommitId, Predicted) {
+    let head = model.branches[into];
+    let base = model.merge_base(head, source);
+    if base == source {
+        return (base, Predicted::UpToDate);
+    }
+    if base == head {
+        return (base, Predicted::FastForward);
+    }
+    let (b, ours, theirs) = (&model.commits[&base], &model.commits[&head], &model.commits[&source]);
+    let keys: BTreeSet<&String> = b.ids.keys().chain(ours.ids.keys()).chain(theirs.ids.keys()).collect();
+    let (mut state, mut ids, mut conflicts) = (ours.state.clone(), ours.ids.clone(), Vec::new());
+    for key in keys {
+        let (at_base, at_ours, at_theirs) = (b.ids.get(key), ours.ids.get(key), theirs.ids.get(key));
+        if at_theirs == at_base || at_theirs == at_ours {
+            continue;
+        }
+        if at_ours != at_base {
+            conflicts.push(key.clone());
+            continue;
+        }
+        match at_theirs {
+            Some(id) => {
+                ids.insert(key.clone(), *id);
+                state.insert(key.clone(), theirs.state[key].clone());
+            }
+            None => {
+                ids.remove(key);
+                state.remove(key);
+            }
+        }
+    }
+    match conflicts.is_empty() {
+        true => (base, Predicted::Merged(state, ids)),
+        false => (base, Predicted::Conflict(conflicts)),
+    }
+}
+
+fn commit_step(db: &Database, model: &mut Model, rng: &mut SplitMix, step: u64) {
+    let branch = model.branch(rng);
+    let on = handle(db, &branch);
+    let head = model.branches[&branch];
+    let mut next = model.commits[&head].clone();
+    let txn = on.begin_write().unwrap();
+    let store = txn.store();
+    for _ in 0..rng.range(1, 3) {
+        let key = KEYS[rng.range(0, KEYS.len() as u64 - 1) as usize];
+        if rng.range(0, 3) == 0 {
+            store.erase(key).unwrap();
+            next.state.remove(key);
+            next.ids.remove(key);
+        } else {
+            model.writes += 1;
+            let len = if rng.range(0, 7) == 0 { 6_000 } else { rng.range(0, 40) as usize };
+            let value: Vec<u8> = format!("{}:", model.writes).bytes().chain((0..len).map(|i| i as u8)).collect();
+            store.set(key, &value).unwrap();
+            next.state.insert(key.to_owned(), value);
+            next.ids.insert(key.to_owned(), model.writes);
+        }
+    }
+    txn.commit_with(&format!("step {step}"), "model").unwrap();
+    let id = head_of(db, &branch);
+    if id == head {
+        assert_eq!(next.ids, model.commits[&head].ids, "step {step}: a commit that changed nothing made no version");
+        return;
+    }
+    next.parent = Some(head);
+    next.merged = None;
+    model.commits.insert(id, next);
+    model.branches.insert(branch, id);
+}
+
+fn merge_step(db: &Database, model: &mut Model, rng: &mut SplitMix, step: u64) {
+    let into = model.branch(rng);
+    let (source_ref, source) = match rng.range(0, 3) {
+        0 => {
+            let id = model.pick(rng, &model.kept());
+            (VersionRef::Commit(id), id)
+        }
+        _ => {
+            let name = model.branch(rng);
+            (VersionRef::Branch(name.clone()), model.branches[&name])
+        }
+    };
+    let (base, predicted) = predict(model, &into, source);
+    let head = model.branches[&into];
+    // A collection may have folded the commit where the two parted: the engine then merges from an
+    // older one, which can only find more conflicts (never a different result).
+    let strict = model.live(base);
+    let what = format!("step {step}: merge {source_ref} into {into} (base {base}, strict {strict})");
+    let got = db.merge(&source_ref, &into, &format!("step {step}"));
+    let (state, ids) = match (got, predicted) {
+        (Ok(MergeOutcome::UpToDate(id)), Predicted::UpToDate) => {
+            assert_eq!(id, head, "{what}");
+            return;
+        }
+        (Ok(MergeOutcome::FastForward(id)), Predicted::FastForward) => {
+            assert_eq!(id, source, "{what}");
+            model.branches.insert(into, source);
+            return;
+        }
+        (Ok(MergeOutcome::Merged(_)), Predicted::Merged(state, ids)) => (state, ids),
+        (Err(Error::History(HistoryError::MergeConflict { keys, .. })), Predicted::Conflict(want)) => {
+            assert_eq!(keys, want, "{what}");
+            return;
+        }
+        (Err(Error::History(HistoryError::MergeConflict { .. })), _) if !strict => return,
+        (Ok(MergeOutcome::Merged(_)), Predicted::UpToDate) if !strict => {
+            let c = &model.commits[&head];
+            (c.state.clone(), c.ids.clone())
+        }
+        (got, _) => panic!("{what}: got {got:?}"),
+    };
+    let id = head_of(db, &into);
+    assert!(id > head && !model.commits.contains_key(&id), "{what}: a new commit");
+    model.commits.insert(id, Commit { parent: Some(head), merged: Some(source), state, ids });
+    model.branches.insert(into, id);
+}
+
+fn check_step(db: &Database, model: &Model, rng: &mut SplitMix, step: u64) {
+    let kept = model.kept();
+    let id = model.pick(rng, &kept);
+    let what = format!("step {step}: commit {id}");
+    let version = db.open_version(&VersionRef::Commit(id)).unwrap();
+    same(&contents(version.store().as_ref(), &what), &model.commits[&id].state, &what);
+    let other = model.pick(rng, &kept);
+    let listed = db.diff(&VersionRef::Commit(id), &VersionRef::Commit(other)).unwrap();
+    let (a, b) = (&model.commits[&id], &model.commits[&other]);
+    let keys: BTreeSet<&String> = a.ids.keys().chain(b.ids.keys()).collect();
+    let want: Vec<(String, Option<u64>, Option<u64>)> = keys
+        .into_iter()
+        .filter(|k| a.ids.get(*k) != b.ids.get(*k))
+        .map(|k| (k.clone(), a.state.get(k).map(|v| v.len() as u64), b.state.get(k).map(|v| v.len() as u64)))
+        .collect();
+    let got: Vec<(String, Option<u64>, Option<u64>)> = listed.into_iter().map(|c| (c.key, c.before, c.after)).collect();
+    assert_eq!(got, want, "step {step}: diff {id} -> {other}");
+    let expired: Vec<CommitId> = model.commits.keys().copied().filter(|id| !model.live(*id)).collect();
+    if !expired.is_empty() {
+        let id = model.pick(rng, &expired);
+        match db.open_version(&VersionRef::Commit(id)) {
+            Err(Error::History(HistoryError::Expired { .. })) => {}
+            other => panic!("step {step}: expired commit {id}: {:?}", other.map(|_| ())),
+        }
+    }
+    for (name, id) in &model.branches {
+        let what = format!("step {step}: branch {name}");
+        same(&contents(handle(db, name).store().as_ref(), &what), &model.commits[id].state, &what);
+    }
+}
+
+fn run(backend: Backend, seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let mut db = open(&path, backend);
+    let first = head_of(&db, MAIN);
+    let root = Commit { parent: None, merged: None, state: State::new(), ids: Ids::new() };
+    let mut model = Model {
+        commits: BTreeMap::from([(first, root)]),
+        branches: BTreeMap::from([(MAIN.to_owned(), first)]),
+        tags: BTreeMap::new(),
+        horizon: None,
+        gone: BTreeSet::new(),
+        writes: 0,
+    };
+    let mut rng = SplitMix::new(seed, backend as u64);
+    let mut tally = BTreeMap::<&str, u64>::new();
+    for step in 0..env_or("ZARRDB_BRANCH_STEPS", 1_500u64) {
+        match rng.range(0, 19) {
+            0..=6 => commit_step(&db, &mut model, &mut rng, step),
+            7 => {
+                let name = format!("b{}", rng.range(0, 5));
+                let id = model.pick(&mut rng, &model.commits.keys().copied().collect::<Vec<_>>());
+                match db.create_branch(&name, &VersionRef::Commit(id)) {
+                    Ok(at) => {
+                        assert!(model.live(id) && !model.branches.contains_key(&name), "step {step}: {name} at {id}");
+                        assert_eq!(at, id);
+                        model.branches.insert(name, id);
+                    }
+                    Err(Error::History(HistoryError::NameTaken { .. })) => assert!(model.branches.contains_key(&name)),
+                    Err(Error::History(HistoryError::Expired { .. })) => assert!(!model.live(id), "step {step}"),
+                    Err(e) => panic!("step {step}: branch {name} at {id}: {e}"),
+                }
+            }
+            8 => {
+                let name = model.branch(&mut rng);
+                match db.delete_branch(&name) {
+                    Ok(()) => {
+                        assert_ne!(name, MAIN);
+                        model.branches.remove(&name);
+                    }
+                    Err(Error::History(HistoryError::InvalidName { .. })) => assert_eq!(name, MAIN),
+                    Err(e) => panic!("step {step}: delete {name}: {e}"),
+                }
+            }
+            9..=11 => {
+                merge_step(&db, &mut model, &mut rng, step);
+                *tally.entry("merges").or_default() += 1;
+            }
+            12 => {
+                let name = model.branch(&mut rng);
+                let id = model.pick(&mut rng, &model.kept());
+                assert_eq!(db.reset(&name, &VersionRef::Commit(id)).unwrap(), id);
+                model.branches.insert(name, id);
+            }
+            13 => {
+                let name = format!("t{}", rng.range(0, 30));
+                let id = model.pick(&mut rng, &model.kept());
+                match db.tag(&name, &VersionRef::Commit(id)) {
+                    Ok(_) => {
+                        model.tags.insert(name, id);
+                    }
+                    Err(Error::History(HistoryError::TagExists { .. })) => assert!(model.tags.contains_key(&name)),
+                    Err(e) => panic!("step {step}: tag {name}: {e}"),
+                }
+            }
+            14 => {
+                let chain: Vec<CommitId> = model.main_chain().into_iter().filter(|id| model.live(*id)).collect();
+                let id = model.pick(&mut rng, &chain);
+                db.expire(&VersionRef::Commit(id)).unwrap();
+                model.horizon = Some(model.horizon.map_or(id, |h| h.max(id)));
+            }
+            15 => {
+                let expired: Vec<CommitId> = model.main_chain().into_iter().filter(|id| !model.live(*id)).collect();
+                let freed = db.collect().unwrap();
+                model.gone.extend(expired);
+                *tally.entry("collected versions").or_default() += freed.versions;
+                *tally.entry("collected values").or_default() += freed.values;
+                let problems = db.check_history().unwrap();
+                assert!(problems.is_empty(), "step {step}: after collecting {freed:?}: {problems:?}");
+                let log: Vec<CommitId> = db.log().unwrap().into_iter().map(|c| c.id).collect();
+                let want: Vec<CommitId> = model.main_chain().into_iter().filter(|id| model.live(*id)).collect();
+                assert_eq!(log, want, "step {step}: main's log after a collection");
+            }
+            16 => {
+                drop(db);
+                db = open(&path, backend);
+            }
+            _ => check_step(&db, &model, &mut rng, step),
+        }
+        let what = format!("step {step}: the head of main");
+        same(&contents(db.store().as_ref(), &what), &model.commits[&model.branches[MAIN]].state, &what);
+    }
+    check_step(&db, &model, &mut rng, u64::MAX);
+    let problems = db.check_history().unwrap();
+    assert!(problems.is_empty(), "at the end: {problems:?}");
+    eprintln!("{}: {} commits, {} branches, {tally:?}", backend.name(), model.commits.len(), model.branches.len());
+}
+
+#[test]
+fn redb_branches_match_the_model() {
+    run(Backend::Redb, 0xb4a0_0001);
+}
+
+#[test]
+fn lmdb_branches_match_the_model() {
+    run(Backend::Lmdb, 0xb4a0_0002);
+}
+
+#[test]
+fn sled_branches_match_the_model() {
+    run(Backend::Sled, 0xb4a0_0003);
+}
