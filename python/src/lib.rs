@@ -174,6 +174,41 @@ impl Database {
         Ok((freed.versions, freed.values, freed.bytes))
     }
 
+    /// Make branch `name` at the version `at` names (as `version` reads it); its commit id.
+    fn create_branch(&self, py: Python<'_>, name: &str, at: &str) -> PyResult<String> {
+        let id = py.detach(|| self.db.db()?.create_branch(name, &VersionRef::named(at))).map_err(to_py)?;
+        Ok(id.to_string())
+    }
+
+    /// Delete branch `name` (not `main`).
+    fn delete_branch(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        py.detach(|| self.db.db()?.delete_branch(name)).map_err(to_py)
+    }
+
+    /// Every branch and the commit id it points at.
+    fn branches(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let branches = py.detach(|| self.db.db()?.branches()).map_err(to_py)?;
+        Ok(branches.into_iter().map(|(name, id)| (name, id.to_string())).collect())
+    }
+
+    /// Merge the version `from` names into branch `into`: ("up_to_date" | "fast_forward" |
+    /// "merged", the branch's commit id afterwards).
+    fn merge(&self, py: Python<'_>, from: &str, into: &str, message: &str) -> PyResult<(&'static str, String)> {
+        let outcome = py.detach(|| self.db.db()?.merge(&VersionRef::named(from), into, message)).map_err(to_py)?;
+        let kind = match outcome {
+            zarrdb::db::MergeOutcome::UpToDate(_) => "up_to_date",
+            zarrdb::db::MergeOutcome::FastForward(_) => "fast_forward",
+            _ => "merged",
+        };
+        Ok((kind, outcome.head().to_string()))
+    }
+
+    /// Point branch `name` at the version `to` names; its commit id.
+    fn reset(&self, py: Python<'_>, name: &str, to: &str) -> PyResult<String> {
+        let id = py.detach(|| self.db.db()?.reset(name, &VersionRef::named(to))).map_err(to_py)?;
+        Ok(id.to_string())
+    }
+
     /// Every tag and the commit id it names.
     fn tags(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
         let tags = py.detach(|| self.db.db()?.tags()).map_err(to_py)?;

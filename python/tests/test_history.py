@@ -195,3 +195,33 @@ def test_xarray_reads_a_tag_while_another_process_appends(tmp_path: Path) -> Non
     head = xr.open_zarr(ZarrdbStore(path, read_only=True), chunks=None, consolidated=False).load()
     xr.testing.assert_identical(head, _dataset(4 + 2 * rounds))
     assert len(store.log()) >= 2 + rounds, "each append is at least one version"
+
+
+def test_branches_reset_and_merge(tmp_path: Path) -> None:
+    path = tmp_path / "b.zarrdb"
+    store, ds = _tagged(path, 4, "good")
+    good = store.tags()["good"]
+    bad = ds.copy(deep=True)
+    bad["temperature"][:] = -1.0
+    bad.to_zarr(store, mode="r+", consolidated=False, zarr_format=3)
+    bad_id = store.create_branch("keep-bad")
+    assert store.branches() == {"main": bad_id, "keep-bad": bad_id}
+
+    # Undo the bad overwrite by moving main back; the bad version stays on its branch.
+    assert store.reset("main", "good") == good
+    xr.testing.assert_equal(xr.open_zarr(store, consolidated=False).load(), ds)
+    kept = xr.open_zarr(ZarrdbStore(path, version="keep-bad"), consolidated=False).load()
+    assert (kept["temperature"].values == -1.0).all()
+
+    assert store.merge("good", into="keep-bad") == ("up_to_date", bad_id)
+    assert store.merge("keep-bad") == ("fast_forward", bad_id)
+    assert (xr.open_zarr(store, consolidated=False)["temperature"].values == -1.0).all()
+
+    with pytest.raises(zarrdb.HistoryError) as taken:
+        store.create_branch("good")
+    assert taken.value.kind == "name_taken"
+    with pytest.raises(zarrdb.HistoryError) as main:
+        store.delete_branch("main")
+    assert main.value.kind == "invalid_name"
+    store.delete_branch("keep-bad")
+    assert store.branches() == {"main": bad_id}

@@ -1,17 +1,18 @@
-//! `zarrdb log`, `tag`, `expire` and `gc`: the history of a database that keeps one
-//! (`DatabaseBuilder::history`).
+//! `zarrdb log`, `tag`, `branch`, `merge`, `reset`, `restore`, `expire` and `gc`: the history of
+//! a database that keeps one (`DatabaseBuilder::history`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use zarrdb::db::VersionRef;
+use zarrdb::db::{MergeOutcome, VersionRef};
 use zarrdb::Database;
 
 use super::{locator, CliError, CliResult};
 
-pub(crate) fn log(database: &str, json: bool) -> CliResult {
+pub(crate) fn log(database: &str, branch: &str, json: bool) -> CliResult {
     let (backend, path) = locator::database(database, "log")?;
     let db = Database::builder().backend(backend).read_only(true).open(path)?;
     let tags = db.tags()?;
+    let db = if branch == "main" { db } else { db.on_branch(branch)? };
     for commit in db.log()? {
         let us = commit.time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
         let named: Vec<&str> = tags.iter().filter(|(_, id)| *id == commit.id).map(|(n, _)| n.as_str()).collect();
@@ -19,6 +20,7 @@ pub(crate) fn log(database: &str, json: bool) -> CliResult {
             let line = serde_json::json!({
                 "id": commit.id.to_string(),
                 "parent": commit.parent.map(|p| p.to_string()),
+                "merged": commit.merged.map(|m| m.to_string()),
                 "time_us": us as u64,
                 "message": commit.message,
                 "author": commit.author,
@@ -54,6 +56,60 @@ pub(crate) fn tag(database: &str, name: &str, at: &str, delete: bool) -> CliResu
         let id = db.tag(name, &VersionRef::named(at))?;
         outln!("tagged {id} as {}", name.escape_debug())?;
     }
+    Ok(())
+}
+
+pub(crate) fn branch(database: &str, name: Option<&str>, at: &str, delete: bool, json: bool) -> CliResult {
+    let (backend, path) = locator::database(database, "branch")?;
+    let db = Database::builder().backend(backend).read_only(name.is_none()).open(path)?;
+    match name {
+        None => {
+            for (name, head) in db.branches()? {
+                match json {
+                    true => outln!("{}", serde_json::json!({ "name": name, "head": head.to_string() }))?,
+                    false => outln!("{head} {}", name.escape_debug())?,
+                }
+            }
+        }
+        Some(name) if delete => {
+            db.delete_branch(name)?;
+            outln!("deleted branch {}", name.escape_debug())?;
+        }
+        Some(name) => {
+            let head = db.create_branch(name, &VersionRef::named(at))?;
+            outln!("branch {} starts at {head}", name.escape_debug())?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn merge(database: &str, from: &str, into: &str, message: Option<&str>) -> CliResult {
+    let (backend, path) = locator::database(database, "merge")?;
+    let db = Database::builder().backend(backend).open(path)?;
+    let message = message.map_or_else(|| format!("merge {from} into {into}"), str::to_owned);
+    match db.merge(&VersionRef::named(from), into, &message)? {
+        MergeOutcome::UpToDate(head) => outln!("{} is up to date at {head}", into.escape_debug())?,
+        MergeOutcome::FastForward(head) => outln!("fast-forwarded {} to {head}", into.escape_debug())?,
+        MergeOutcome::Merged(head) => outln!("merged into {} as {head}", into.escape_debug())?,
+        other => outln!("{} is at {}", into.escape_debug(), other.head())?,
+    }
+    Ok(())
+}
+
+pub(crate) fn reset(database: &str, branch: &str, to: &str) -> CliResult {
+    let (backend, path) = locator::database(database, "reset")?;
+    let db = Database::builder().backend(backend).open(path)?;
+    let head = db.reset(branch, &VersionRef::named(to))?;
+    outln!("{} is at {head}", branch.escape_debug())?;
+    Ok(())
+}
+
+pub(crate) fn restore(database: &str, node: &str, to: &str, branch: &str) -> CliResult {
+    let (backend, path) = locator::database(database, "restore")?;
+    let db = Database::builder().backend(backend).open(path)?;
+    let db = if branch == "main" { db } else { db.on_branch(branch)? };
+    let head = db.restore(node, &VersionRef::named(to))?;
+    outln!("{} holds {} again: {} is at {}", node.escape_debug(), to.escape_debug(), branch.escape_debug(), head.id)?;
     Ok(())
 }
 

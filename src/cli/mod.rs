@@ -164,9 +164,77 @@ enum Command {
     Log {
         /// Database locator.
         database: String,
-        /// Print one JSON document per commit: id, parent, time_us, message, author, changes, bytes_written, tags.
+        /// The branch whose commits to show (first parents from its head).
+        #[arg(long, default_value = "main")]
+        branch: String,
+        /// Print one JSON document per commit: id, parent, merged, time_us, message, author, changes, bytes_written, tags.
         #[arg(long)]
         json: bool,
+    },
+    /// List, make or delete branches of a database that keeps history. Commits to a branch other
+    /// than main are kept in history alone until a merge; read one as `DB@BRANCH`.
+    #[command(
+        after_help = "Examples:\n  zarrdb branch data.zarrdb\n  zarrdb branch data.zarrdb trial --at paper-2026\n  zarrdb branch data.zarrdb trial --delete"
+    )]
+    Branch {
+        /// Database locator.
+        database: String,
+        /// The branch to make (or delete); none lists every branch and its head.
+        name: Option<String>,
+        /// The version the new branch starts at: a commit id, a tag or a branch.
+        #[arg(long, default_value = "main", requires = "name")]
+        at: String,
+        /// Delete the branch instead (its commits stay readable by id until they expire).
+        #[arg(long, conflicts_with = "at", requires = "name")]
+        delete: bool,
+        /// Print one JSON document per branch: name, head.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Merge a version into a branch: a fast-forward when the branch's head is an ancestor of it,
+    /// otherwise a merge commit, refused (exit 3, nothing written) when a key changed on both
+    /// sides to different values; the conflicting keys are listed.
+    #[command(
+        after_help = "Examples:\n  zarrdb merge data.zarrdb trial\n  zarrdb merge data.zarrdb main --into trial -m \"catch up\""
+    )]
+    Merge {
+        /// Database locator.
+        database: String,
+        /// The version to merge: a branch, a tag or a commit id.
+        from: String,
+        /// The branch to merge into.
+        #[arg(long, default_value = "main")]
+        into: String,
+        /// The merge commit's message.
+        #[arg(short, long)]
+        message: Option<String>,
+    },
+    /// Point a branch at any version (main's keys are rewritten to hold it); the commits it
+    /// leaves stay readable by id until they expire.
+    #[command(after_help = "Examples:\n  zarrdb reset data.zarrdb main --to before-fix")]
+    Reset {
+        /// Database locator.
+        database: String,
+        /// The branch to move.
+        branch: String,
+        /// The version it points at afterwards: a commit id, a tag or a branch.
+        #[arg(long)]
+        to: String,
+    },
+    /// Make a node (or the whole hierarchy, `/`) hold again what it held in an older version, as a
+    /// new commit on a branch; history is never rewritten.
+    #[command(after_help = "Examples:\n  zarrdb restore data.zarrdb /temperature --to before-fix")]
+    Restore {
+        /// Database locator.
+        database: String,
+        /// The node to restore: an array or group path (`/` for everything).
+        node: String,
+        /// The version to restore it to: a commit id, a tag or a branch.
+        #[arg(long)]
+        to: String,
+        /// The branch the restoring commit goes to.
+        #[arg(long, default_value = "main")]
+        branch: String,
     },
     /// Name a version of a database that keeps history with a tag, for good (or delete a tag: its
     /// name is never used again).
@@ -569,7 +637,13 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Check { store, json } => check::run(&store, json),
         Command::Compact { database, json } => compact::run(&database, json),
-        Command::Log { database, json } => history::log(&database, json),
+        Command::Log { database, branch, json } => history::log(&database, &branch, json),
+        Command::Branch { database, name, at, delete, json } => {
+            history::branch(&database, name.as_deref(), &at, delete, json)
+        }
+        Command::Merge { database, from, into, message } => history::merge(&database, &from, &into, message.as_deref()),
+        Command::Reset { database, branch, to } => history::reset(&database, &branch, &to),
+        Command::Restore { database, node, to, branch } => history::restore(&database, &node, &to, &branch),
         Command::Tag { database, name, at, delete } => history::tag(&database, &name, &at, delete),
         Command::Expire { database, keep, older_than } => {
             history::expire(&database, keep.as_deref(), older_than.as_deref())

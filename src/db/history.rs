@@ -57,6 +57,8 @@ pub struct CommitInfo {
     pub id: CommitId,
     /// The commit it was made on; `None` for the first.
     pub parent: Option<CommitId>,
+    /// For a merge commit ([`Database::merge`]), the commit it merged into its parent.
+    pub merged: Option<CommitId>,
     /// When it was made (each commit's time is later than its parent's).
     pub time: SystemTime,
     /// Its message ([`Transaction::commit_with`]); empty when none was given.
@@ -74,6 +76,7 @@ impl CommitInfo {
         CommitInfo {
             id: CommitId(record.seq),
             parent: (record.parent != 0).then_some(CommitId(record.parent)),
+            merged: (record.merged != 0).then_some(CommitId(record.merged)),
             time: UNIX_EPOCH + Duration::from_micros(record.time_us),
             message: record.message.clone(),
             author: record.author.clone(),
@@ -526,7 +529,13 @@ impl Database {
                 store.set(key, &value)?;
             }
         }
-        txn.commit_with(&format!("restore {} to {at}", node.as_str()), "")?;
+        // A name says which it is: the tag, or the branch.
+        let named = match at {
+            VersionRef::Name(name) if self.tags()?.iter().any(|(tag, _)| tag == name) => VersionRef::Tag(name.clone()),
+            VersionRef::Name(name) => VersionRef::Branch(name.clone()),
+            other => other.clone(),
+        };
+        txn.commit_with(&format!("restore {} to {named}", node.as_str()), "")?;
         self.resolve(&VersionRef::Branch(self.shared.history()?.branch().to_owned()))
     }
 }

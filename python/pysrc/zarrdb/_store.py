@@ -950,6 +950,49 @@ class ZarrdbStore(Store):
         self._ensure_open_sync()
         return dict(self._database().tags())
 
+    def branches(self) -> dict[str, str]:
+        """Every branch (``"main"`` among them) and the commit id it points at. Read a branch's
+        head with ``ZarrdbStore(path, version=name)``."""
+        self._ensure_open_sync()
+        return dict(self._database().branches())
+
+    def create_branch(self, name: str, at: str = "main") -> str:
+        """Make branch ``name`` at the version ``at`` names (a tag, a branch or a commit id);
+        returns its commit id. Tags and branches share names: one in use raises
+        ``zarrdb.HistoryError`` (kind "name_taken")."""
+        self._check_writable()
+        self._check_no_open_transaction("make a branch of")
+        return self._writable_handle().database.create_branch(name, at)
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch ``name`` (not ``"main"``); its commits stay readable by id until they
+        expire."""
+        self._check_writable()
+        self._check_no_open_transaction("delete a branch of")
+        self._writable_handle().database.delete_branch(name)
+
+    def merge(self, source: str, into: str = "main", message: str = "") -> tuple[str, str]:
+        """Merge the version ``source`` names (a branch, a tag or a commit id) into branch
+        ``into``: returns ``(outcome, commit id)``, the outcome being ``"up_to_date"``,
+        ``"fast_forward"`` or ``"merged"`` (a merge commit). When a key changed on both sides
+        to different values nothing is written and ``zarrdb.HistoryError`` (kind
+        "merge_conflict") names the keys."""
+        self._check_writable()
+        self._check_no_open_transaction("merge into")
+        handle = self._writable_handle()
+        self._arrays.clear()
+        return handle.database.merge(source, into, message or f"merge {source} into {into}")
+
+    def reset(self, branch: str, to: str) -> str:
+        """Point ``branch`` at the version ``to`` names (``"main"``'s arrays then hold it);
+        returns its commit id. The commits the branch leaves stay readable by id until they
+        expire."""
+        self._check_writable()
+        self._check_no_open_transaction("reset a branch of")
+        handle = self._writable_handle()
+        self._arrays.clear()
+        return handle.database.reset(branch, to)
+
     def compact(self) -> tuple[int, int]:
         """Give the space of erased arrays and overwritten chunks back to the file system; returns
         the database file's length before and after, in bytes.
