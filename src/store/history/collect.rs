@@ -91,7 +91,7 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     let chain = ancestry(snap, &tip)?;
     let on_main: BTreeSet<u64> = chain.iter().map(|c| c.seq).collect();
     // Tags and other branches keep the commits they reach (down to where they meet `main`).
-    let kept = graph::protected(snap, &on_main)?;
+    let kept = graph::protected(snap, &chain)?;
     let expired = |c: &CommitRecord| c.seq < horizon && !kept.contains(&c.seq) && c.seq != tip.parent.seq;
     // A value a commit off `main` wrote that a merge brought in is that commit's to keep.
     let owned = |e: &Entry| on_main.contains(&e.seq) || !kept.contains(&e.seq);
@@ -123,11 +123,10 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     }
     // A key made and removed within the run changes nothing any kept version sees.
     changes.retain(|_, change| change.old.is_some() || change.new.is_some());
-    // The newest commit merged into the run still tells later merges where the two parted.
-    let merged = chain[first..=end].iter().rev().map(|c| c.merged).find(|m| *m != 0).unwrap_or(0);
+    // A merge commit whose merged commit is kept is kept itself (`graph::protected`): those
+    // folded here merged commits that are gone or expired, a link no walk needs.
     let folded = CommitRecord {
         parent: chain[first].parent,
-        merged,
         oldest_us: chain[first].oldest_us,
         changes: changes.len() as u64,
         bytes: changes.values().filter_map(|c| c.new).map(|e| e.len).fold(0, u64::saturating_add),

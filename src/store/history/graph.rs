@@ -14,13 +14,34 @@ use crate::error::StoreError;
 use crate::store::kv::KvSnapshot;
 
 /// The parents of `commit`: the one it was made on and, for a merge commit, the one it merged.
-/// A merged commit a collection has removed is left out (its changes live on in later records).
+/// One a collection has removed is left out: a commit reached through a merge may be one a
+/// deleted branch left, whose own parent expired; what it shares with the rest of history is
+/// reached through first parents from the refs (which `check_history` walks strictly).
 fn parents(snap: &dyn KvSnapshot, commit: &CommitRecord) -> Result<Vec<CommitRecord>, StoreError> {
-    let mut found: Vec<CommitRecord> = read::parent_of(snap, commit)?.into_iter().collect();
-    if commit.merged != 0 && commit.merged < commit.seq {
-        found.extend(read_commit(snap, commit.merged)?);
+    let mut found = Vec::new();
+    for parent in [commit.parent, commit.merged] {
+        // Parents are older than their children, so every walk ends.
+        if parent != 0 && parent < commit.seq {
+            found.extend(read_commit(snap, parent)?);
+        }
     }
     Ok(found)
+}
+
+/// Whether `ancestor` is on `commit`'s first-parent ancestry (or is it).
+pub(crate) fn on_first_parents(
+    snap: &dyn KvSnapshot,
+    ancestor: &CommitRecord,
+    commit: &CommitRecord,
+) -> Result<bool, StoreError> {
+    let mut at = commit.clone();
+    while at.seq > ancestor.seq {
+        match read::parent_of(snap, &at)? {
+            Some(parent) => at = parent,
+            None => return Ok(false),
+        }
+    }
+    Ok(at.seq == ancestor.seq)
 }
 
 /// The newest commit that both `a` and `b` descend from, through parents and merged commits;
@@ -118,19 +139,45 @@ pub(crate) fn between(
 
 /// The commits tags and branches other than `main` keep: each tagged commit, every commit on a
 /// branch's ancestry (and on the ancestry of what it merged) down to where it meets `main`'s
-/// ancestry (`main_chain`), and the commit where it meets it. A version one of them reaches
-/// reads values only commits up to there wrote, so no collection may fold it away.
-pub(crate) fn protected(snap: &dyn KvSnapshot, main_chain: &BTreeSet<u64>) -> Result<BTreeSet<u64>, StoreError> {
+/// ancestry (`chain`, newest first), and the commit where it meets it. A version one of them
+/// reaches reads values only commits up to there wrote, so no collection may fold it away. A
+/// commit of `main` that merged a kept commit off it is kept too, so the next merge of that
+/// branch still starts from there.
+pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result<BTreeSet<u64>, StoreError> {
+    let main_chain: BTreeSet<u64> = chain.iter().map(|c| c.seq).collect();
     let mut kept = BTreeSet::new();
     let mut todo: Vec<u64> = read::tags(snap)?.into_iter().map(|(_, seq)| seq).collect();
     todo.extend(read::branches(snap)?.into_iter().filter(|(name, _)| name != super::MAIN).map(|(_, seq)| seq));
-    while let Some(seq) = todo.pop() {
-        if !kept.insert(seq) || main_chain.contains(&seq) {
-            continue;
+    // What a kept commit of `main` merged stays readable with it (a later merge may start
+    // there, a branch be made from it, or a reset leave that commit off `main` with a tag on
+    // it): until no kept commit of `main` merges a commit not yet kept.
+    let horizon = read::horizon(snap)?;
+    loop {
+        while let Some(seq) = todo.pop() {
+            if !kept.insert(seq) || main_chain.contains(&seq) {
+                continue;
+            }
+            let Some(commit) = read_commit(snap, seq)? else { continue };
+            todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
         }
-        let Some(commit) = read_commit(snap, seq)? else { continue };
-        todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
+        let head = chain.first().map_or(0, |c| c.seq);
+        todo.extend(
+            chain
+                .iter()
+                .filter(|c| c.merged != 0 && !kept.contains(&c.merged))
+                .filter(|c| c.seq >= horizon || c.seq == head || kept.contains(&c.seq))
+                .map(|c| c.merged),
+        );
+        if todo.is_empty() {
+            break;
+        }
     }
+    let merges: Vec<u64> = chain
+        .iter()
+        .filter(|c| c.merged != 0 && kept.contains(&c.merged) && !main_chain.contains(&c.merged))
+        .map(|c| c.seq)
+        .collect();
+    kept.extend(merges);
     Ok(kept)
 }
 

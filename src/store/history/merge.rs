@@ -123,7 +123,9 @@ pub(crate) fn merge(
     if base.seq == source.seq {
         return Ok(Some(Ok((WriteBatch::default(), Merged::UpToDate(head.seq)))));
     }
-    if base.seq == head.seq {
+    // `main` fast-forwards only along first parents: through a merge link, its commits since
+    // the merged one would leave its ancestry (expired at once, and gone from its log).
+    if base.seq == head.seq && (into != MAIN || graph::on_first_parents(snap, &head, source)?) {
         let changes = graph::between(snap, &head, source)?;
         let mut batch = move_branch(snap, into, &changes, source.seq)?;
         upgrade(&mut batch);

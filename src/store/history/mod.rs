@@ -572,11 +572,13 @@ pub(crate) mod read {
             return Ok(false);
         }
         let chain = graph::main_chain(snap)?;
-        let on_main: std::collections::BTreeSet<u64> = chain.into_iter().map(|c| c.seq).collect();
-        if on_main.contains(&seq) && seq >= horizon {
+        if chain[0].seq == seq {
             return Ok(false);
         }
-        Ok(!graph::protected(snap, &on_main)?.contains(&seq))
+        if seq >= horizon && chain.iter().any(|c| c.seq == seq) {
+            return Ok(false);
+        }
+        Ok(!graph::protected(snap, &chain)?.contains(&seq))
     }
 
     /// Expire every commit older than `seq` that no tag names: the batch that moves the horizon
@@ -779,7 +781,7 @@ pub(crate) mod read {
         // a horizon is set): a collection may have freed those.
         let checked = match read_ref(snap.as_ref(), &horizon_key)?.unwrap_or(0) {
             0 => None,
-            _ => Some(graph::protected(snap.as_ref(), &on_main)?),
+            _ => Some(graph::protected(snap.as_ref(), &graph::main_chain(snap.as_ref())?)?),
         };
         let commits_prefix = format!("{PREFIX}c/");
         for key in snap.keys(&commits_prefix)? {
@@ -787,6 +789,13 @@ pub(crate) mod read {
                 note(&key, record::damaged(&key, "a key among the commits that names none"));
                 continue;
             };
+            match read_commit(snap.as_ref(), seq) {
+                Ok(Some(commit)) if commit.merged >= seq && commit.merged != 0 => {
+                    note(&key, record::damaged(&key, "a merge commit merged a commit that is not older than it"))
+                }
+                Ok(_) => {}
+                Err(e) => note(&key, e),
+            }
             if on_main.contains(&seq) {
                 continue;
             }
@@ -814,8 +823,14 @@ pub(crate) mod read {
         let refs = tags(snap.as_ref())?.into_iter().map(|(name, seq)| (record::tag_key(&name), seq));
         for (key, seq) in refs.chain(branches(snap.as_ref())?.into_iter().map(|(n, seq)| (record::branch_key(&n), seq)))
         {
-            if read_commit(snap.as_ref(), seq)?.is_none() {
-                note(&key, record::damaged(&key, "a tag or branch names a commit that is missing"));
+            match read_commit(snap.as_ref(), seq)? {
+                // Every commit a ref names has its ancestry whole, down to the oldest kept.
+                Some(commit) => {
+                    if let Err(e) = ancestry_of(snap.as_ref(), &commit) {
+                        note(&key, e);
+                    }
+                }
+                None => note(&key, record::damaged(&key, "a tag or branch names a commit that is missing")),
             }
         }
         Ok(problems)
