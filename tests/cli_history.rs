@@ -86,7 +86,7 @@ fn read_commands_take_a_version_after_the_database() {
 
     let missing = cli::zarrdb(&["tree", &format!("{p}@nope")]);
     assert_eq!(missing.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("has no tag \"nope\""), "{missing:?}");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("has no tag or branch \"nope\""), "{missing:?}");
 
     // A file whose name holds '@' opens as itself.
     let odd = dir.path().join("x@y");
