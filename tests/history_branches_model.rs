@@ -217,6 +217,29 @@ fn predict(model: &Model, into: &str, source: CommitId) -> (CommitId, Predicted)
             }
         }
     }
+    // A node one side changed the document of (the model's documents are no JSON, so every
+    // change restructures it) conflicts with every key under it the other side changed, unless
+    // both sides changed the document alike.
+    let changed = |side: &Commit, key: &String| side.ids.get(key) != b.ids.get(key);
+    for (side, other) in [(ours, theirs), (theirs, ours)] {
+        for document in KEYS.iter().filter(|k| k.ends_with("/zarr.json")) {
+            let document = document.to_string();
+            if !changed(side, &document) || other.ids.get(&document) == side.ids.get(&document) {
+                continue;
+            }
+            let prefix = document.trim_end_matches("zarr.json");
+            let below: Vec<&&str> = KEYS
+                .iter()
+                .filter(|k| k.starts_with(prefix) && **k != document && changed(other, &k.to_string()))
+                .collect();
+            if !below.is_empty() {
+                conflicts.push(document.clone());
+                conflicts.extend(below.into_iter().map(|k| k.to_string()));
+            }
+        }
+    }
+    conflicts.sort();
+    conflicts.dedup();
     match conflicts.is_empty() {
         true => (base, Predicted::Merged(state, ids)),
         false => (base, Predicted::Conflict(conflicts)),

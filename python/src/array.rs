@@ -12,7 +12,7 @@ use zarrdb::metadata::ArrayMetadata;
 use zarrdb::Array;
 
 use crate::errors::{array_changed, to_py};
-use crate::registry::{Entry, Followed};
+use crate::registry::{Followed, Handle};
 use crate::value::Value;
 
 /// An array opened on a `Store` (the auto-commit store, a transaction's or a snapshot's).
@@ -37,7 +37,7 @@ enum Opened {
     /// that a writable store of the process must replace (`registry::Entry::upgrade`). Opened
     /// again after an upgrade, it must find the metadata it was first opened with: the caller
     /// keeps it as the array its document named then.
-    Following { entry: Arc<Entry>, path: String, array: Arc<Followed>, metadata: Box<ArrayMetadata> },
+    Following { entry: Handle, path: String, array: Arc<Followed>, metadata: Box<ArrayMetadata> },
 }
 
 /// Why the array could not be used: the library's error, or an array opened again after an
@@ -75,7 +75,7 @@ impl NativeArray {
     }
 
     /// The array at `path` on the auto-commit store of `entry`'s current handle.
-    pub(crate) fn following(entry: Arc<Entry>, path: &str) -> Result<NativeArray, zarrdb::Error> {
+    pub(crate) fn following(entry: Handle, path: &str) -> Result<NativeArray, zarrdb::Error> {
         let held = Arc::new(Followed::default());
         let array = entry.followed(&held, |store| Array::open(store, path))?;
         let metadata = Box::new(array.metadata().clone());

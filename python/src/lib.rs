@@ -32,7 +32,7 @@ type PyRange = Option<(Option<u64>, Option<u64>)>;
 /// embedded engines lock their files per process, so a second independent open would fail).
 #[pyclass(frozen, module = "zarrdb._native")]
 struct Database {
-    db: Arc<registry::Entry>,
+    db: registry::Handle,
 }
 
 #[pymethods]
@@ -85,7 +85,20 @@ impl Database {
         let settings = registry::Settings { durability, multi_process, cache_size, commit_log, history };
         let db =
             py.detach(|| registry::open(&path, create && !read_only, read_only, backend, settings)).map_err(to_py)?;
+        Ok(Database { db: registry::Handle { entry: db, branch: None } })
+    }
+
+    /// The same database on branch `name`: its stores read the branch's head and its writes,
+    /// transactions and restores commit to the branch (`zarrdb::Database::on_branch`).
+    fn on_branch(&self, py: Python<'_>, name: &str) -> PyResult<Database> {
+        let db = py.detach(|| self.db.on_branch(name)).map_err(to_py)?;
         Ok(Database { db })
+    }
+
+    /// The branch this database object reads and commits to.
+    #[getter]
+    fn branch(&self) -> &str {
+        self.db.branch.as_deref().unwrap_or("main")
     }
 
     /// The auto-commit store: each write commits on its own.
@@ -113,7 +126,7 @@ impl Database {
         Ok(NativeStore { store: Some(snapshot.store()), db: self.db.clone(), checked: true, auto_commit: false })
     }
 
-    /// The commits of `main`, newest first: (id, parent or None, time in µs since the Unix
+    /// The commits of this object's branch, newest first: (id, parent or None, time in µs since the Unix
     /// epoch, message, author, changes, bytes written).
     #[expect(clippy::type_complexity, reason = "a Python tuple per commit")]
     fn log(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, u64, String, String, u64, u64)>> {
@@ -290,7 +303,7 @@ struct NativeStore {
     /// from the entry's current handle on every call (it changes when a read-only handle is
     /// upgraded, `registry::Entry::upgrade`).
     store: Option<Arc<dyn Store>>,
-    db: Arc<registry::Entry>,
+    db: registry::Handle,
     /// Whether node documents are checked on the way in and consolidated metadata presented
     /// fresh on the way out (`zarrdb::hierarchy::RawAccess`), or every key is read and written as bytes.
     checked: bool,
@@ -343,7 +356,11 @@ impl NativeStore {
                 "submit() takes data keys of the auto-commit store only, not {key:?} here: use set()"
             )));
         }
-        self.db.submitter.submit(self.db.clone(), key.to_owned(), value.to_vec(), completions, token).map_err(to_py)
+        self.db
+            .entry
+            .submitter
+            .submit(self.db.clone(), key.to_owned(), value.to_vec(), completions, token)
+            .map_err(to_py)
     }
 
     /// The array at `path` (e.g. "/a/b"), for region reads and writes in one engine call. With

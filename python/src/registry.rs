@@ -43,6 +43,53 @@ pub(crate) struct Entry {
     /// Arrays opened on the auto-commit store (`array.rs`), let go by an upgrade so that they do
     /// not keep the read-only handle open; each opens itself again on its next use.
     followers: Mutex<Vec<Weak<Followed>>>,
+    /// The handles on branches other than `main` (`Database::on_branch`) made from the current
+    /// handle, one per branch so that each keeps the state of its branch it last read; let go
+    /// by an upgrade with the handle they were made from.
+    branches: Mutex<HashMap<Arc<str>, Database>>,
+}
+
+/// What a Python object of the native module works through: a shared database and the branch it
+/// reads and commits to (`None`: `main`).
+#[derive(Clone)]
+pub(crate) struct Handle {
+    pub(crate) entry: Arc<Entry>,
+    pub(crate) branch: Option<Arc<str>>,
+}
+
+impl Handle {
+    /// The database's current handle, on this handle's branch.
+    pub(crate) fn db(&self) -> Result<Database, zarrdb::Error> {
+        self.entry.db_on(self.branch.as_deref())
+    }
+
+    /// The auto-commit store of the current handle, on this handle's branch.
+    pub(crate) fn store(&self) -> Result<Arc<dyn Store>, zarrdb::Error> {
+        Ok(self.db()?.store())
+    }
+
+    /// The same database on branch `name` (`main` for `main`).
+    pub(crate) fn on_branch(&self, name: &str) -> Result<Handle, zarrdb::Error> {
+        let branch: Option<Arc<str>> = (name != "main").then(|| name.into());
+        // Made now, so that a missing branch is refused here rather than at the first read.
+        let handle = Handle { entry: self.entry.clone(), branch };
+        handle.db()?;
+        Ok(handle)
+    }
+
+    /// See `Entry::followed`, on this handle's branch.
+    pub(crate) fn followed<E: From<zarrdb::Error>>(
+        &self,
+        followed: &Arc<Followed>,
+        open: impl FnOnce(Arc<dyn Store>) -> Result<Array, E>,
+    ) -> Result<Arc<Array>, E> {
+        self.entry.followed(self.branch.as_deref(), followed, open)
+    }
+
+    /// Whether two handles write to the same branch of the same database.
+    pub(crate) fn same_target(&self, other: &Handle) -> bool {
+        Arc::ptr_eq(&self.entry, &other.entry) && self.branch == other.branch
+    }
 }
 
 /// An array of the current handle, or `None` once an upgrade let it go. Reads take a clone of
@@ -76,15 +123,25 @@ impl Slot {
 }
 
 impl Entry {
-    /// The database's current handle.
-    pub(crate) fn db(&self) -> Result<Database, zarrdb::Error> {
+    /// The current handle on `branch` (`None`: `main`).
+    fn db_on(&self, branch: Option<&str>) -> Result<Database, zarrdb::Error> {
         let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
-        slot.handle(&self.path).cloned()
+        self.db_in(&slot, branch)
     }
 
-    /// The auto-commit store of the current handle.
-    pub(crate) fn store(&self) -> Result<Arc<dyn Store>, zarrdb::Error> {
-        Ok(self.db()?.store())
+    /// The handle of `slot` on `branch`. A branch's handle is made once per handle of the
+    /// entry, with the slot held (by the caller), so that an upgrade cannot let the handles go
+    /// between its making and its being kept here.
+    fn db_in(&self, slot: &Slot, branch: Option<&str>) -> Result<Database, zarrdb::Error> {
+        let db = slot.handle(&self.path)?;
+        let Some(name) = branch else { return Ok(db.clone()) };
+        let mut branches = self.branches.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(on) = branches.get(name) {
+            return Ok(on.clone());
+        }
+        let on = db.on_branch(name)?;
+        branches.insert(name.into(), on.clone());
+        Ok(on)
     }
 
     fn read_only(&self) -> bool {
@@ -95,8 +152,9 @@ impl Entry {
     /// handle when an upgrade let it go (or it was never opened); it is let go again by the next
     /// upgrade. Opened with the slot held, so an upgrade cannot let the arrays go between the
     /// open and this array's being known to it.
-    pub(crate) fn followed<E: From<zarrdb::Error>>(
+    fn followed<E: From<zarrdb::Error>>(
         &self,
+        branch: Option<&str>,
         followed: &Arc<Followed>,
         open: impl FnOnce(Arc<dyn Store>) -> Result<Array, E>,
     ) -> Result<Arc<Array>, E> {
@@ -104,7 +162,7 @@ impl Entry {
             return Ok(array.clone());
         }
         let slot = self.slot.read().unwrap_or_else(PoisonError::into_inner);
-        let db = slot.handle(&self.path).map_err(E::from)?;
+        let db = self.db_in(&slot, branch).map_err(E::from)?;
         let mut held = followed.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(array) = held.as_ref() {
             return Ok(array.clone());
@@ -149,6 +207,8 @@ impl Entry {
         for array in followers.iter().filter_map(Weak::upgrade) {
             *array.write().unwrap_or_else(PoisonError::into_inner) = None;
         }
+        // The branches' handles share the read-only handle's engine.
+        self.branches.lock().unwrap_or_else(PoisonError::into_inner).clear();
         let deadline = Instant::now() + UPGRADE_WAIT;
         while !old.is_sole_handle() {
             if Instant::now() >= deadline {
@@ -298,6 +358,7 @@ pub(crate) fn open(
         path: path.to_path_buf(),
         submitter: Submitter::default(),
         followers: Mutex::default(),
+        branches: Mutex::default(),
     });
     // After the open: a database created just now has an inode from here on.
     for id in identities(path) {

@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use pyo3::prelude::*;
 
 use crate::errors::{to_py, to_py_ref};
-use crate::registry::Entry;
+use crate::registry::Handle;
 
 /// A token's outcome: `None` committed, or the error (shared by every set of a failed group).
 type Outcome = (u64, Option<Arc<zarrdb::Error>>);
@@ -92,7 +92,7 @@ impl Completions {
 /// One queued set: its database (kept open until the set completes), the write, and where its
 /// outcome goes.
 struct Item {
-    entry: Arc<Entry>,
+    entry: Handle,
     key: String,
     value: Vec<u8>,
     completions: Arc<CompletionQueue>,
@@ -134,7 +134,7 @@ impl Submitter {
     /// none runs in this process.
     pub(crate) fn submit(
         &self,
-        entry: Arc<Entry>,
+        entry: Handle,
         key: String,
         value: Vec<u8>,
         completions: &Completions,
@@ -177,16 +177,26 @@ fn run(shared: &Shared) {
             }
             std::mem::take(&mut queue.items)
         };
-        let outcomes = commit(&mut batch);
-        // The items let go of their database before any outcome is posted: a caller that
-        // resumes on its outcome and closes the database must find it closed, not held here.
-        let targets = batch.into_iter().map(|item| (item.completions, item.token)).collect();
-        post(targets, outcomes);
+        // The sets of one branch commit together; those of another branch (stores of the same
+        // database on branches, `Database.on_branch`) in a commit of their own, in the order
+        // their first set was queued.
+        while !batch.is_empty() {
+            let (mut group, rest): (Vec<Item>, Vec<Item>) = {
+                let first = batch[0].entry.clone();
+                batch.into_iter().partition(|item| item.entry.same_target(&first))
+            };
+            batch = rest;
+            let outcomes = commit(&mut group);
+            // The items let go of their database before any outcome is posted: a caller that
+            // resumes on its outcome and closes the database must find it closed, not held here.
+            let targets = group.into_iter().map(|item| (item.completions, item.token)).collect();
+            post(targets, outcomes);
+        }
     }
 }
 
-/// Commit `batch` as one group; an item refused on its own (a bad key) leaves the others in, and
-/// a failed commit fails every item without an error of its own.
+/// Commit `batch` (sets of one branch) as one group; an item refused on its own (a bad key)
+/// leaves the others in, and a failed commit fails every item without an error of its own.
 fn commit(batch: &mut [Item]) -> Vec<Option<Arc<zarrdb::Error>>> {
     let Some(first) = batch.first() else { return Vec::new() };
     let store = match first.entry.store() {

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use zarrdb::Store;
 
 use crate::errors::to_py;
-use crate::registry::Entry;
+use crate::registry::Handle;
 use crate::NativeStore;
 
 /// How a transaction's owner thread is told to end it (`Some` commits with that note, `None`
@@ -27,13 +27,13 @@ type Note = (String, String);
 #[pyclass(frozen, module = "zarrdb._native")]
 pub(crate) struct Txn {
     store: Arc<dyn Store>,
-    db: Arc<Entry>,
+    db: Handle,
     /// `Some` until the transaction ends: true commits, false aborts; the answer comes back.
     end: Mutex<Option<EndChannel>>,
 }
 
 impl Txn {
-    pub(crate) fn begin(db: Arc<Entry>) -> Result<Txn, zarrdb::Error> {
+    pub(crate) fn begin(db: Handle) -> Result<Txn, zarrdb::Error> {
         let (started_tx, started_rx) = mpsc::channel();
         let (end_tx, end_rx) = mpsc::channel::<Option<Note>>();
         let (done_tx, done_rx) = mpsc::channel();

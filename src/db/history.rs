@@ -653,9 +653,11 @@ impl Database {
     /// Merge the version `from` names into branch `into`: nothing to do when the branch holds
     /// it already; a fast-forward when it descends from the branch's head; otherwise a merge
     /// commit with `message`, bringing in what `from` changed since the two parted, as long as
-    /// no key changed on both sides to different values (chunk by chunk, document by document).
-    /// When some did, nothing is written and [`HistoryError::MergeConflict`] names them. A
-    /// merge writes no value: its entries name the values the merged commits wrote.
+    /// no key changed on both sides to different values (chunk by chunk, document by document)
+    /// and no node was made, removed or restructured on one side (an array's `zarr.json`
+    /// changed other than in its attributes) while keys under it changed on the other. When
+    /// either happened, nothing is written and [`HistoryError::MergeConflict`] names the keys.
+    /// A merge writes no value: its entries name the values the merged commits wrote.
     ///
     /// ```
     /// use zarrdb::db::{MergeOutcome, VersionRef};

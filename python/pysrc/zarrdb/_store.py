@@ -247,6 +247,13 @@ class ZarrdbStore(Store):
     as_of
         Read the newest version made at or before this time (a ``datetime``, or seconds since
         the Unix epoch); read-only like ``version``.
+    branch
+        Read and write branch ``branch`` of a database that keeps history instead of
+        ``"main"``: its head is what the store reads, and every write, ``transaction()`` and
+        ``restore()`` commits to it, while ``main`` (what other Zarr tools read) stays as it
+        is until ``merge()``. ``zarrdb.HistoryError`` (kind "not_found") when the database has
+        no such branch (``create_branch()`` makes one). With ``read_only=True`` the store reads
+        the branch's head as it moves. ``log()`` lists the branch's commits.
     """
 
     supports_writes: bool = True
@@ -264,6 +271,8 @@ class ZarrdbStore(Store):
     # The version read (`version=` or `as_of=` in microseconds), or None for the latest state.
     _version: str | None
     _as_of_us: int | None
+    # The branch read and written (`branch=`), or None for "main".
+    _branch: str | None
     _placement: ReadPlacement
     _db: _native.Database | None
     _native_store: _native.Store | None
@@ -288,9 +297,16 @@ class ZarrdbStore(Store):
         history: bool = False,
         version: str | None = None,
         as_of: datetime.datetime | float | None = None,
+        branch: str | None = None,
     ) -> None:
         if version is not None and as_of is not None:
             raise ValueError("give version= or as_of=, not both")
+        if branch is not None and (version is not None or as_of is not None):
+            raise ValueError(
+                "give branch= or a version (version=, as_of=), not both: read a branch's head as version=NAME"
+            )
+        if branch is not None and (not isinstance(branch, str) or not branch):
+            raise ValueError(f"branch must be a branch's name, not {branch!r}")
         if version is not None and not isinstance(version, str):
             raise ValueError(f"version must be a tag, a commit id or 'main', not {version!r}")
         as_of_us = _microseconds(as_of) if as_of is not None else None
@@ -324,6 +340,7 @@ class ZarrdbStore(Store):
         self._history = bool(history)
         self._version = version
         self._as_of_us = as_of_us
+        self._branch = None if branch == "main" else branch
         self._placement = ReadPlacement()
         self._db = None
         self._native_store = None
@@ -370,6 +387,8 @@ class ZarrdbStore(Store):
             )
         except _native.LockedError as locked:
             raise _mode_mismatch(locked, self._multi_process, self._backend) from locked
+        if self._branch is not None:
+            db = db.on_branch(self._branch)
         self._db = db
         if self._version is not None or self._as_of_us is not None:
             native = db.version(self._version, self._as_of_us)
@@ -465,6 +484,7 @@ class ZarrdbStore(Store):
             history=self._history,
             version=self._version,
             as_of=None if self._as_of_us is None else self._as_of_us / 1e6,
+            branch=self._branch,
         )
         if other._as_of_us is not None:
             other._as_of_us = self._as_of_us
@@ -480,15 +500,16 @@ class ZarrdbStore(Store):
             return False
         if self._fixed or other._fixed:
             return self._native_store is other._native_store
-        return (self.path, self.read_only, self._version, self._as_of_us) == (
+        return (self.path, self.read_only, self._version, self._as_of_us, self._branch) == (
             other.path,
             other.read_only,
             other._version,
             other._as_of_us,
+            other._branch,
         )
 
     def __hash__(self) -> int:
-        return hash((self.path, self.read_only, self._version, self._as_of_us))
+        return hash((self.path, self.read_only, self._version, self._as_of_us, self._branch))
 
     def __repr__(self) -> str:
         kind = ""
@@ -498,8 +519,11 @@ class ZarrdbStore(Store):
             kind = f", version={self._version!r}"
         elif self._as_of_us is not None:
             kind = f", as_of={self._as_of_us / 1e6!r}"
-        elif self.read_only:
-            kind = ", read_only=True"
+        else:
+            if self._branch is not None:
+                kind = f", branch={self._branch!r}"
+            if self.read_only:
+                kind += ", read_only=True"
         return f"ZarrdbStore({self.path!r}{kind})"
 
     def __str__(self) -> str:
@@ -525,6 +549,7 @@ class ZarrdbStore(Store):
             "history": self._history,
             "version": self._version,
             "as_of_us": self._as_of_us,
+            "branch": self._branch,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -540,6 +565,7 @@ class ZarrdbStore(Store):
             history=state.get("history", False),
             version=state.get("version"),
             as_of=None if state.get("as_of_us") is None else state["as_of_us"] / 1e6,
+            branch=state.get("branch"),
         )
         # Exactly the microseconds given first (the float above may round).
         self._as_of_us = state.get("as_of_us")
@@ -869,7 +895,7 @@ class ZarrdbStore(Store):
 
     def log(self) -> list[Commit]:
         """The commits of a database that keeps history, newest first, down to the first (the
-        empty version history begins with). ``zarrdb.HistoryError`` (kind "history_off") for a
+        empty version history begins with): those of ``main``, or of the store's ``branch``. ``zarrdb.HistoryError`` (kind "history_off") for a
         database without history."""
         self._ensure_open_sync()
         return [
@@ -885,13 +911,14 @@ class ZarrdbStore(Store):
             for id, parent, us, message, author, changes, size in self._database().log()
         ]
 
-    def tag(self, name: str, at: str = "main") -> str:
-        """Name the version ``at`` names (a tag, a commit id or ``"main"``, the latest) with
-        ``name``, for good; returns its commit id. A tag never moves: a name in use, or one a
+    def tag(self, name: str, at: str | None = None) -> str:
+        """Name the version ``at`` names (a tag, a branch or a commit id; by default the head of
+        the store's branch, ``"main"`` unless ``branch=`` says otherwise) with ``name``, for
+        good; returns its commit id. A tag never moves: a name in use, or one a
         deleted tag had, raises ``zarrdb.HistoryError`` (kind "tag_exists", "tag_deleted")."""
         self._ensure_open_sync()
         self._check_no_open_transaction("tag a version of")
-        return self._database().tag(name, at)
+        return self._database().tag(name, self._head_name() if at is None else at)
 
     def delete_tag(self, name: str) -> None:
         """Delete tag ``name``: its version stays readable by commit id, and the name is never
@@ -903,21 +930,23 @@ class ZarrdbStore(Store):
     def restore(self, at: str, path: str = "/") -> str:
         """Make the node at ``path`` (``"/"``: the whole hierarchy) hold again exactly what it
         held in the version ``at`` names (a tag, a commit id or ``"main"``), as one new commit:
-        history is never rewritten, so the bad version stays readable. Returns the commit id the
-        database is at afterwards."""
+        history is never rewritten, so the bad version stays readable. The commit goes to the
+        store's branch (``"main"`` unless ``branch=`` says otherwise). Returns the commit id the
+        branch is at afterwards."""
         self._check_writable()
         self._check_no_open_transaction("restore a version of")
         handle = self._writable_handle()
         self._arrays.clear()
         return handle.database.restore(path, at)
 
-    def diff(self, start: str, end: str = "main") -> list[tuple[str, int | None, int | None]]:
-        """The keys that differ between two versions (tags, commit ids or ``"main"``), in key
-        order, as ``(key, length at start or None, length at end or None)``: chunks and
-        ``zarr.json`` documents added, removed or written again. Its cost follows what changed
-        between them, not the size of the database."""
+    def diff(self, start: str, end: str | None = None) -> list[tuple[str, int | None, int | None]]:
+        """The keys that differ between two versions (tags, branches or commit ids; ``end`` by
+        default the head of the store's branch), in key order, as ``(key, length at start or
+        None, length at end or None)``: chunks and ``zarr.json`` documents added, removed or
+        written again. Its cost follows what changed between them, not the size of the
+        database."""
         self._ensure_open_sync()
-        return self._database().diff(start, end)
+        return self._database().diff(start, self._head_name() if end is None else end)
 
     def expire(
         self, keep: str | None = None, *, older_than: datetime.timedelta | None = None
@@ -956,13 +985,13 @@ class ZarrdbStore(Store):
         self._ensure_open_sync()
         return dict(self._database().branches())
 
-    def create_branch(self, name: str, at: str = "main") -> str:
-        """Make branch ``name`` at the version ``at`` names (a tag, a branch or a commit id);
-        returns its commit id. Tags and branches share names: one in use raises
+    def create_branch(self, name: str, at: str | None = None) -> str:
+        """Make branch ``name`` at the version ``at`` names (a tag, a branch or a commit id; by
+        default the head of the store's branch); returns its commit id. Tags and branches share names: one in use raises
         ``zarrdb.HistoryError`` (kind "name_taken")."""
         self._check_writable()
         self._check_no_open_transaction("make a branch of")
-        return self._writable_handle().database.create_branch(name, at)
+        return self._writable_handle().database.create_branch(name, self._head_name() if at is None else at)
 
     def delete_branch(self, name: str) -> None:
         """Delete branch ``name`` (not ``"main"``); its commits stay readable by id until they
@@ -1007,8 +1036,13 @@ class ZarrdbStore(Store):
         """
         return self._writable_handle().database.compact()
 
+    def _head_name(self) -> str:
+        """The name of the head this store reads and writes: its branch, or ``"main"``."""
+        return self._branch or "main"
+
     def snapshot(self) -> ZarrdbStore:
-        """A read-only store fixed at the latest commit: later commits do not show in it."""
+        """A read-only store fixed at the latest commit (of the store's branch): later commits
+        do not show in it."""
         self._ensure_open_sync()
         handle = self._handle()
         if handle is None:

@@ -202,6 +202,8 @@ impl HistoryEngine {
         let snap = self.inner.snapshot()?;
         let Some((batch, collected)) = step(snap.as_ref(), budget)? else { return Ok(None) };
         drop(snap);
+        // No branch's fold walks the records this step rewrites (`HistoryEngine::folds`).
+        let _folds = (!self.inner.stable_snapshots()).then(|| self.folds.write());
         match writer {
             Some(writer) => writer.commit(batch, durable)?,
             None => self.inner.commit(batch, durable)?,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::graph::{self, same};
+use super::graph;
 use super::record::{self, Change, CommitRecord, Entry};
 use super::{head_of, now_us, supersede, Tip, MAIN};
 use crate::error::StoreError;
@@ -106,8 +106,9 @@ pub(crate) fn reset(snap: &dyn KvSnapshot, name: &str, to: &CommitRecord) -> Res
 /// Merge the version `source` made into branch `into`: up to date when the branch descends from
 /// it already; a fast-forward when it descends from the branch's head; otherwise a merge commit
 /// (first parent the branch's head, merged `source`) whose changes are what `source` changed since
-/// the two parted, when no key changed on both sides to different values. `Err` lists the keys
-/// that did (a conflict: nothing is written). `None` when there is no such branch.
+/// the two parted, when none of their changes conflict (`conflict::conflicts`: a key changed on
+/// both sides to different values, or a node made, removed or restructured on one side with
+/// keys under it changed on the other). `Err` lists the keys (nothing is written). `None` when there is no such branch.
 #[allow(clippy::type_complexity)]
 pub(crate) fn merge(
     snap: &dyn KvSnapshot,
@@ -133,11 +134,7 @@ pub(crate) fn merge(
     }
     let ours = graph::between(snap, &base, &head)?;
     let theirs = graph::between(snap, &base, source)?;
-    let conflicts: Vec<String> = theirs
-        .iter()
-        .filter(|(key, change)| ours.get(*key).is_some_and(|mine| !same(&mine.new, &change.new)))
-        .map(|(key, _)| key.clone())
-        .collect();
+    let conflicts = super::conflict::conflicts(snap, &ours, &theirs)?;
     if !conflicts.is_empty() {
         return Ok(Some(Err(conflicts)));
     }

@@ -16,6 +16,7 @@
 //! here when the caller holds none), so no commit of another process lands in between.
 
 mod collect;
+mod conflict;
 mod graph;
 pub(crate) mod merge;
 mod record;
@@ -24,7 +25,7 @@ mod view;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use record::{CommitRecord, Entry, PREFIX};
@@ -57,6 +58,11 @@ enum Line {
 pub(crate) struct HistoryEngine {
     inner: Arc<dyn KvEngine>,
     line: Line,
+    /// Where the engine's snapshots see the live file (sled), a branch's fold of history records
+    /// holds this for reading and a collection step's commit, which rewrites and removes records,
+    /// for writing, so a fold never walks records half collected. Shared by every line of the
+    /// engine; sled opens a file once per process, so a lock of the process is enough.
+    folds: Arc<RwLock<()>>,
 }
 
 /// Read a ref or counter stored under `key`.
@@ -327,7 +333,7 @@ impl HistoryEngine {
         let meta = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the history of the database is missing"))?;
         record::check_meta(&key, &meta)?;
         drop(snap);
-        Ok(HistoryEngine { inner, line: Line::Main })
+        Ok(HistoryEngine { inner, line: Line::Main, folds: Arc::default() })
     }
 
     /// The same database, committing to branch `name` (which need not exist yet: a commit or a
@@ -337,7 +343,7 @@ impl HistoryEngine {
             MAIN => Line::Main,
             _ => Line::Branch { name: name.to_owned(), state: Mutex::new(None) },
         };
-        HistoryEngine { inner: self.inner.clone(), line }
+        HistoryEngine { inner: self.inner.clone(), line, folds: self.folds.clone() }
     }
 
     /// The branch this engine commits to.
@@ -956,7 +962,10 @@ impl KvEngine for HistoryEngine {
         if let Line::Main = self.line {
             return Ok(Arc::new(view::Head { inner }));
         }
-        let tip = self.tip(inner.as_ref())?;
+        let tip = {
+            let _folding = (!self.inner.stable_snapshots()).then(|| self.folds.read());
+            self.tip(inner.as_ref())?
+        };
         Ok(match tip.target {
             Target::Branch { state, .. } => Arc::new(view::Version { inner, entries: state, seq: tip.parent.seq }),
             Target::Head => Arc::new(view::Head { inner }),
