@@ -485,8 +485,12 @@ fn run(backend: Backend, seed: u64) {
                 model.horizon = Some(model.horizon.map_or(id, |h| h.max(id)));
             }
             16 => {
-                let expired: Vec<CommitId> = model.main_chain().into_iter().filter(|id| !model.live(*id)).collect();
+                // Expired commits of `main`, and those off it no ref reaches (a deleted or reset
+                // branch left them): every record goes.
+                let expired: Vec<CommitId> =
+                    model.commits.keys().copied().filter(|id| !model.live(*id) && !model.gone.contains(id)).collect();
                 let freed = db.collect().unwrap();
+                assert_eq!(freed.versions, expired.len() as u64, "step {step}: versions collected: {expired:?}");
                 model.gone.extend(expired);
                 *tally.entry("collected versions").or_default() += freed.versions;
                 *tally.entry("collected values").or_default() += freed.values;

@@ -216,8 +216,9 @@ impl DbShared {
                 return match read::commit(snap, id.0)? {
                     Some(commit) if read::expired(snap, commit.seq)? => Err(self.expired(at)),
                     Some(commit) => Ok(commit),
-                    // Commit numbers are never reused: one under the horizon was collected.
-                    None if id.0 > 0 && id.0 < read::horizon(snap)? => Err(self.expired(at)),
+                    // Commit numbers are never reused: a number given out before, once a horizon
+                    // is set, was collected (under the horizon, or off `main` with no ref to it).
+                    None if id.0 > 0 && read::horizon(snap)? > 0 && id.0 <= read::last(snap)? => Err(self.expired(at)),
                     None => Err(self.not_found(at)),
                 };
             }

@@ -10,6 +10,10 @@
 //! Nothing else is, so collection costs what it frees and what the run recorded, not the size of
 //! the database.
 //!
+//! Once `main` has no expired commit left, the commits that no ref reaches and that are not on
+//! `main`'s ancestry (a deleted or reset branch left them) go too, with the values only they
+//! read (`orphans_step`).
+//!
 //! Each step is one engine transaction of bounded size (a run too long for one step is folded
 //! into one of its own commits, which stays expired for the next step), so a crash leaves every
 //! kept version as it was and the next collection carries on.
@@ -95,7 +99,9 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     let expired = |c: &CommitRecord| c.seq < horizon && !kept.contains(&c.seq) && c.seq != tip.parent.seq;
     // A value a commit off `main` wrote that a merge brought in is that commit's to keep.
     let owned = |e: &Entry| on_main.contains(&e.seq) || !kept.contains(&e.seq);
-    let Some(first) = chain.iter().position(expired) else { return Ok(None) };
+    let Some(first) = chain.iter().position(expired) else {
+        return orphans_step(snap, &chain, &on_main, &kept, budget);
+    };
     // The run: expired commits from `first`, up to the budget; `into` is the commit after it.
     let mut end = first;
     let mut recorded = 0u64;
@@ -137,6 +143,113 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     let mut collected = Collected { commits: (end - first) as u64, ..Collected::default() };
     for (_, entry) in freed.iter().filter(|(_, e)| owned(e)) {
         batch.puts.insert(record::object_key(entry), None);
+        collected.values += 1;
+        collected.bytes = collected.bytes.saturating_add(entry.len);
+    }
+    Ok(Some((batch, collected)))
+}
+
+/// The commits that are neither on `main`'s ancestry nor kept by a tag or branch (a deleted or
+/// reset branch left them; they have expired), newest first.
+fn orphans(snap: &dyn KvSnapshot, on_main: &BTreeSet<u64>, kept: &BTreeSet<u64>) -> Result<Vec<u64>, StoreError> {
+    let prefix = record::commits_prefix();
+    let mut found = Vec::new();
+    for key in snap.keys(&prefix)? {
+        // A key that names no commit is damage that `verify` reports; it is left alone here.
+        let Ok(seq) = u64::from_str_radix(&key[prefix.len()..], 16) else { continue };
+        if !on_main.contains(&seq) && !kept.contains(&seq) {
+            found.push(seq);
+        }
+    }
+    // Fixed-width numbers list in order: the newest last.
+    found.reverse();
+    Ok(found)
+}
+
+/// Of the values `written` (a key and its entry), those some kept version reads. Only a merge
+/// brings a value of a commit off `main` into another line, so only the base (the oldest kept
+/// version of `main`), the commits of `main` that merged or stand for a folded run (which may
+/// hold a merge), and the kept commits off `main` are read: not every commit of `main`.
+fn held(
+    snap: &dyn KvSnapshot,
+    chain: &[CommitRecord],
+    kept_off_main: &[u64],
+    written: &[(String, Entry)],
+) -> Result<BTreeSet<(String, u64, u32)>, StoreError> {
+    let wanted: BTreeSet<(&str, u64, u32)> = written.iter().map(|(k, e)| (k.as_str(), e.seq, e.index)).collect();
+    let mut held = BTreeSet::new();
+    for (key, entry) in written {
+        let base = record::base_key(key);
+        if let Some(bytes) = snap.get(&base)? {
+            let at_base = Entry::decode(&base, &bytes)?;
+            if (at_base.seq, at_base.index) == (entry.seq, entry.index) {
+                held.insert((key.clone(), entry.seq, entry.index));
+            }
+        }
+    }
+    // The oldest kept commit's changes are in the base; the others' are read when they merged
+    // or stand for a folded run (which starts before them).
+    let on_main = chain.iter().filter(|c| c.parent != 0 && (c.merged != 0 || c.oldest_us != c.time_us));
+    for seq in on_main.map(|c| c.seq).chain(kept_off_main.iter().copied()) {
+        for (key, change) in changes_of(snap, seq)? {
+            if let Some(e) = change.new.filter(|e| wanted.contains(&(key.as_str(), e.seq, e.index))) {
+                held.insert((key, e.seq, e.index));
+            }
+        }
+    }
+    Ok(held)
+}
+
+/// The next step of collecting the commits no ref reaches off `main` (`orphans`), once `main`
+/// has nothing left to collect: their records go, newest first (so a commit left for a later
+/// step never names one gone), with the values they read that nothing else owns or reads: those
+/// they wrote, and those of collected commits that a folded record names (a reset can leave a
+/// record `main`'s collection folded off `main`). A kept version that reads one got it through a
+/// merge (`held`); the line that merged it frees it once its versions that read it expire.
+/// `None` when there are none.
+fn orphans_step(
+    snap: &dyn KvSnapshot,
+    chain: &[CommitRecord],
+    on_main: &BTreeSet<u64>,
+    kept: &BTreeSet<u64>,
+    budget: u64,
+) -> Result<Option<(WriteBatch, Collected)>, StoreError> {
+    let mut batch = WriteBatch::default();
+    let mut collected = Collected::default();
+    let mut written = Vec::new();
+    let mut recorded = 0u64;
+    for seq in orphans(snap, on_main, kept)? {
+        if collected.commits > 0 && recorded >= budget {
+            break;
+        }
+        let changes = changes_of(snap, seq)?;
+        recorded = recorded.saturating_add(changes.len() as u64);
+        for (key, entry) in changes.into_iter().filter_map(|(k, c)| c.new.map(|e| (k, e))) {
+            // A value of a commit that is still there is that commit's to free.
+            if entry.seq == seq || super::read_commit(snap, entry.seq)?.is_none() {
+                written.push((key, entry));
+            }
+        }
+        batch.puts.insert(record::commit_key(seq), None);
+        batch.puts.insert(record::changes_key(seq), None);
+        collected.commits += 1;
+    }
+    if collected.commits == 0 {
+        return Ok(None);
+    }
+    let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
+    let held = held(snap, chain, &kept_off_main, &written)?;
+    for (key, entry) in written {
+        if held.contains(&(key, entry.seq, entry.index)) {
+            continue;
+        }
+        let object = record::object_key(&entry);
+        // Freed already: by `main`'s collection (a value it merged and later superseded), or by
+        // an earlier orphan naming it too.
+        if snap.size(&object)?.is_none() {
+            continue;
+        }
+        batch.puts.insert(object, None);
         collected.values += 1;
         collected.bytes = collected.bytes.saturating_add(entry.len);
     }

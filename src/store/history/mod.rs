@@ -562,6 +562,11 @@ pub(crate) mod read {
         Ok(tags)
     }
 
+    /// The number of the newest commit made (numbers are never given out twice).
+    pub fn last(snap: &dyn KvSnapshot) -> Result<u64, StoreError> {
+        Ok(read_ref(snap, &record::last_key())?.unwrap_or(0))
+    }
+
     /// The expiry horizon ([`expire`]): 0 before the first expiry.
     pub fn horizon(snap: &dyn KvSnapshot) -> Result<u64, StoreError> {
         Ok(read_ref(snap, &record::horizon_key())?.unwrap_or(0))
@@ -789,7 +794,7 @@ pub(crate) mod read {
             0 => None,
             _ => Some(graph::protected(snap.as_ref(), &graph::main_chain(snap.as_ref())?)?),
         };
-        let commits_prefix = format!("{PREFIX}c/");
+        let commits_prefix = record::commits_prefix();
         for key in snap.keys(&commits_prefix)? {
             let Some(seq) = u64::from_str_radix(&key[commits_prefix.len()..], 16).ok() else {
                 note(&key, record::damaged(&key, "a key among the commits that names none"));

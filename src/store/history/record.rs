@@ -36,6 +36,11 @@ pub(crate) fn commit_key(seq: u64) -> String {
     format!("{PREFIX}c/{seq:016x}")
 }
 
+/// Where the commits' records are (`commit_key`), in the order of their numbers.
+pub(crate) fn commits_prefix() -> String {
+    format!("{PREFIX}c/")
+}
+
 pub(crate) fn changes_key(seq: u64) -> String {
     format!("{PREFIX}d/{seq:016x}")
 }
