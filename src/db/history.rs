@@ -259,6 +259,24 @@ impl Database {
         Ok((writer, history.raw_snapshot()?))
     }
 
+    /// Write history's records (refs, the horizon, a merge commit): `build` makes the batch from
+    /// the latest state, with this handle's writer lock and the engine's held, and says what to
+    /// return once it is committed.
+    fn write_history<T>(
+        &self,
+        build: impl FnOnce(&dyn KvSnapshot) -> Result<(WriteBatch, T), Error>,
+    ) -> Result<T, Error> {
+        let history = self.shared.history()?;
+        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
+        let mut built = None;
+        history.commit_refs(self.shared.durable, |snap| {
+            let (batch, out) = build(snap)?;
+            built = Some(out);
+            Ok(batch)
+        })?;
+        Ok(built.expect("set when the batch is built"))
+    }
+
     /// Whether the database keeps history ([`crate::DatabaseBuilder::history`]).
     pub fn keeps_history(&self) -> bool {
         self.shared.history.is_some()
@@ -303,32 +321,26 @@ impl Database {
     /// whatever the size of the database.
     pub fn tag(&self, name: &str, at: &VersionRef) -> Result<CommitId, Error> {
         check_name(name)?;
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut tagged = CommitId(0);
-        history.commit_refs(self.shared.durable, |snap| {
+        self.write_history(|snap| {
             let commit = self.shared.resolve(snap, at)?;
-            tagged = CommitId(commit.seq);
             if read::branch(snap, name)?.is_some() {
                 self.shared.check_free(snap, name)?;
             }
             let database = || self.shared.path.display().to_string();
             match read::new_tag(snap, name, commit.seq)? {
-                Ok(batch) => Ok(batch),
+                Ok(batch) => Ok((batch, CommitId(commit.seq))),
                 Err(true) => Err(HistoryError::TagDeleted { database: database(), name: shown(name) }.into()),
                 Err(false) => Err(HistoryError::TagExists { database: database(), name: shown(name) }.into()),
             }
-        })?;
-        Ok(tagged)
+        })
     }
 
     /// Delete tag `name`. The version it named stays readable by its commit id; the name is
     /// never used again.
     pub fn delete_tag(&self, name: &str) -> Result<(), Error> {
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        history.commit_refs(self.shared.durable, |snap| {
-            read::delete_tag(snap, name)?.ok_or_else(|| self.shared.not_found(&VersionRef::Tag(name.to_owned())))
+        self.write_history(|snap| {
+            let batch = read::delete_tag(snap, name)?;
+            Ok((batch.ok_or_else(|| self.shared.not_found(&VersionRef::Tag(name.to_owned())))?, ()))
         })
     }
 
@@ -389,22 +401,18 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn expire(&self, keep: &VersionRef) -> Result<Option<CommitId>, Error> {
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut horizon = 0;
-        history.commit_refs(self.shared.durable, |snap| {
-            horizon = read::horizon(snap)?;
+        let horizon = self.write_history(|snap| {
+            let horizon = read::horizon(snap)?;
             let seq = match (self.shared.resolve(snap, keep), keep) {
                 (Ok(commit), _) => commit.seq,
                 // Nothing is that old, or what was current then is gone already.
                 (
                     Err(Error::History(HistoryError::NotFound { .. } | HistoryError::Expired { .. })),
                     VersionRef::AsOf(_),
-                ) => return Ok(WriteBatch::default()),
+                ) => return Ok((WriteBatch::default(), horizon)),
                 (Err(e), _) => return Err(e),
             };
-            horizon = horizon.max(seq);
-            Ok(read::expire(snap, seq)?.unwrap_or_default())
+            Ok((read::expire(snap, seq)?.unwrap_or_default(), horizon.max(seq)))
         })?;
         Ok((horizon > 0).then_some(CommitId(horizon)))
     }
@@ -592,16 +600,11 @@ impl Database {
     /// ```
     pub fn create_branch(&self, name: &str, at: &VersionRef) -> Result<CommitId, Error> {
         check_name(name)?;
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut head = CommitId(0);
-        history.commit_refs(self.shared.durable, |snap| {
+        self.write_history(|snap| {
             let commit = self.shared.resolve(snap, at)?;
-            head = CommitId(commit.seq);
             self.shared.check_free(snap, name)?;
-            Ok(merge::create(snap, name, commit.seq)?.unwrap_or_default())
-        })?;
-        Ok(head)
+            Ok((merge::create(snap, name, commit.seq)?.unwrap_or_default(), CommitId(commit.seq)))
+        })
     }
 
     /// Delete branch `name` (not `main`). Its commits stay readable by id (and by any tag or
@@ -611,10 +614,9 @@ impl Database {
             let reason = "the main branch holds the database's head and cannot be deleted";
             return Err(HistoryError::InvalidName { name: MAIN.to_owned(), reason }.into());
         }
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        history.commit_refs(self.shared.durable, |snap| {
-            merge::delete(snap, name)?.ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))
+        self.write_history(|snap| {
+            let batch = merge::delete(snap, name)?;
+            Ok((batch.ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))?, ()))
         })
     }
 
@@ -633,22 +635,7 @@ impl Database {
         if read::branch(history.raw_snapshot()?.as_ref(), name)?.is_none() {
             return Err(self.shared.not_found(&VersionRef::Branch(name.to_owned())));
         }
-        let engine = Arc::new(history.on_branch(name));
-        let shared = &self.shared;
-        Ok(Database {
-            shared: Arc::new(DbShared {
-                engine: engine.clone(),
-                history: Some(engine),
-                path: shared.path.clone(),
-                backend: shared.backend,
-                durable: shared.durable,
-                writer: shared.writer.clone(),
-                writer_threads: shared.writer_threads.clone(),
-                group: super::group_commit::GroupCommit::default(),
-                read_only: shared.read_only,
-                versions: shared.versions.clone(),
-            }),
-        })
+        Ok(Database { shared: Arc::new(self.shared.on_history(Arc::new(history.on_branch(name)))) })
     }
 
     /// Merge the version `from` names into branch `into`: nothing to do when the branch holds
@@ -676,18 +663,12 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn merge(&self, from: &VersionRef, into: &str, message: &str) -> Result<MergeOutcome, Error> {
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut outcome = None;
-        history.commit_refs(self.shared.durable, |snap| {
+        let outcome = self.write_history(|snap| {
             let source = self.shared.resolve(snap, from)?;
             let note = CommitNote { message: message.to_owned(), author: String::new() };
             let into_ref = || VersionRef::Branch(into.to_owned());
             match merge::merge(snap, into, &source, note)?.ok_or_else(|| self.shared.not_found(&into_ref()))? {
-                Ok((batch, merged)) => {
-                    outcome = Some(merged);
-                    Ok(batch)
-                }
+                Ok(written) => Ok(written),
                 Err(keys) => Err(HistoryError::MergeConflict {
                     database: self.shared.path.display().to_string(),
                     into: shown(into),
@@ -699,7 +680,7 @@ impl Database {
             }
         })?;
         self.shared.versions.bump_all();
-        Ok(match outcome.expect("set when the merge is written") {
+        Ok(match outcome {
             Merged::UpToDate(seq) => MergeOutcome::UpToDate(CommitId(seq)),
             Merged::FastForward(seq) => MergeOutcome::FastForward(CommitId(seq)),
             Merged::Commit(seq) => MergeOutcome::Merged(CommitId(seq)),
@@ -711,14 +692,13 @@ impl Database {
     /// by id until an expiry passes them; history is not rewritten. Returns the branch's new
     /// head.
     pub fn reset(&self, name: &str, to: &VersionRef) -> Result<CommitId, Error> {
-        let history = self.shared.history()?;
-        let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
-        let mut head = CommitId(0);
-        history.commit_refs(self.shared.durable, |snap| {
+        let head = self.write_history(|snap| {
             let target = self.shared.resolve(snap, to)?;
-            head = CommitId(target.seq);
-            merge::reset(snap, name, &target)?
-                .ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))
+            let batch = merge::reset(snap, name, &target)?;
+            Ok((
+                batch.ok_or_else(|| self.shared.not_found(&VersionRef::Branch(name.to_owned())))?,
+                CommitId(target.seq),
+            ))
         })?;
         self.shared.versions.bump_all();
         Ok(head)

@@ -499,6 +499,24 @@ pub(crate) struct DbShared {
 }
 
 impl DbShared {
+    /// The same database through another line of its history (`HistoryEngine::on_branch`):
+    /// everything is shared (the writer locks, the chunk versions) but the engine and its group
+    /// commit, whose commits go to that line.
+    fn on_history(&self, history: Arc<HistoryEngine>) -> DbShared {
+        DbShared {
+            engine: history.clone(),
+            history: Some(history),
+            path: self.path.clone(),
+            backend: self.backend,
+            durable: self.durable,
+            writer: self.writer.clone(),
+            writer_threads: self.writer_threads.clone(),
+            group: group_commit::GroupCommit::default(),
+            read_only: self.read_only,
+            versions: self.versions.clone(),
+        }
+    }
+
     fn capabilities(&self, writable: bool) -> StoreCapabilities {
         StoreCapabilities {
             readable: true,

@@ -68,8 +68,7 @@ fn fold(
         match run.get_mut(&key) {
             Some(seen) => {
                 if seen.new != change.old {
-                    let what = "a commit's record of what it superseded disagrees with the commits before it";
-                    return Err(record::damaged(at, what));
+                    return Err(record::superseded_mismatch(at));
                 }
                 if let Some(entry) = seen.new {
                     freed.push((key, entry));
@@ -281,8 +280,7 @@ fn into_base(
                 },
             };
             if now != change.old {
-                let what = "a commit's record of what it superseded disagrees with the commits before it";
-                return Err(record::damaged(&at, what));
+                return Err(record::superseded_mismatch(&at));
             }
             if let Some(entry) = now.filter(|e| owned(e)) {
                 batch.puts.insert(record::object_key(&entry), None);

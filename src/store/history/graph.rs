@@ -69,18 +69,37 @@ pub(crate) fn merge_base(
 }
 
 /// The seqs of the commits from `to` back to its first-parent ancestor `from`, oldest first
-/// (`from` left out).
-fn first_parent_run(snap: &dyn KvSnapshot, from: u64, to: &CommitRecord) -> Result<Vec<u64>, StoreError> {
+/// (`from` left out); `None` when `from` is not on `to`'s first-parent ancestry.
+fn first_parent_run(snap: &dyn KvSnapshot, from: u64, to: &CommitRecord) -> Result<Option<Vec<u64>>, StoreError> {
     let mut run = Vec::new();
     let mut at = to.clone();
     while at.seq != from {
+        if at.seq < from {
+            return Ok(None);
+        }
         run.push(at.seq);
-        at = read::parent_of(snap, &at)?.ok_or_else(|| {
-            super::record::damaged(&super::record::commit_key(at.seq), "two commits share no ancestor")
-        })?;
+        match read::parent_of(snap, &at)? {
+            Some(parent) => at = parent,
+            None => return Ok(None),
+        }
     }
     run.reverse();
-    Ok(run)
+    Ok(Some(run))
+}
+
+/// What changed from commit `from` to commit `to`, which descends from it along first parents:
+/// per key, its entry at `from` (`old`) and at `to` (`new`), from the changes recorded by the
+/// commits in between, so the cost follows what changed, not the size of the database. `None`
+/// when `from` is not on `to`'s first-parent ancestry.
+pub(crate) fn changes_between(
+    snap: &dyn KvSnapshot,
+    from: &CommitRecord,
+    to: &CommitRecord,
+) -> Result<Option<BTreeMap<String, Change>>, StoreError> {
+    let Some(run) = first_parent_run(snap, from.seq, to)? else { return Ok(None) };
+    let mut changes = fold_changes(snap, &run)?;
+    changes.retain(|_, change| !same(&change.old, &change.new));
+    Ok(Some(changes))
 }
 
 /// What the commits `seqs` (oldest first) changed, folded: per key the entry before the first
@@ -116,15 +135,20 @@ pub(crate) fn between(
     a: &CommitRecord,
     b: &CommitRecord,
 ) -> Result<BTreeMap<String, Change>, StoreError> {
-    // Where the two first-parent ancestries meet: step down whichever side is newer.
+    // Where the two first-parent ancestries meet: step down whichever side is newer, keeping
+    // the commits each side passes.
     let (mut x, mut y) = (a.clone(), b.clone());
+    let (mut run_a, mut run_b) = (Vec::new(), Vec::new());
     while x.seq != y.seq {
-        let newer = if x.seq > y.seq { &mut x } else { &mut y };
+        let (newer, run) = if x.seq > y.seq { (&mut x, &mut run_a) } else { (&mut y, &mut run_b) };
+        run.push(newer.seq);
         let parted = || super::record::damaged(&super::record::commit_key(newer.seq), "two commits share no ancestor");
         *newer = read::parent_of(snap, newer)?.ok_or_else(parted)?;
     }
-    let on_a = fold_changes(snap, &first_parent_run(snap, x.seq, a)?)?;
-    let on_b = fold_changes(snap, &first_parent_run(snap, x.seq, b)?)?;
+    run_a.reverse();
+    run_b.reverse();
+    let on_a = fold_changes(snap, &run_a)?;
+    let on_b = fold_changes(snap, &run_b)?;
     let mut differ = BTreeMap::new();
     for key in on_a.keys().chain(on_b.keys()).collect::<BTreeSet<_>>() {
         // A key one side left alone holds there what it held where they met.

@@ -511,7 +511,7 @@ impl HistoryEngine {
 pub(crate) mod read {
     use super::*;
 
-    pub(crate) use super::graph::between;
+    pub(crate) use super::graph::{between, changes_between};
 
     /// The commit `main` points at.
     pub fn main(snap: &dyn KvSnapshot) -> Result<CommitRecord, StoreError> {
@@ -606,46 +606,6 @@ pub(crate) mod read {
     /// The commit branch `name` points at.
     pub fn branch(snap: &dyn KvSnapshot, name: &str) -> Result<Option<u64>, StoreError> {
         read_ref(snap, &record::branch_key(name))
-    }
-
-    /// What changed from commit `from` to commit `to`, which descends from it: per key, its
-    /// entry at `from` (`old`) and at `to` (`new`), from the changes recorded by the commits in
-    /// between, so the cost follows what changed, not the size of the database. `None` when
-    /// `from` is not on `to`'s ancestry.
-    pub fn changes_between(
-        snap: &dyn KvSnapshot,
-        from: &CommitRecord,
-        to: &CommitRecord,
-    ) -> Result<Option<BTreeMap<String, Change>>, StoreError> {
-        let mut between = Vec::new();
-        let mut commit = to.clone();
-        while commit.seq != from.seq {
-            if commit.seq < from.seq {
-                return Ok(None);
-            }
-            between.push(commit.seq);
-            match parent_of(snap, &commit)? {
-                Some(parent) => commit = parent,
-                None => return Ok(None),
-            }
-        }
-        let mut changes: BTreeMap<String, Change> = BTreeMap::new();
-        for seq in between.into_iter().rev() {
-            for (changed, change) in changes_of(snap, seq)? {
-                match changes.get_mut(&changed) {
-                    Some(seen) => seen.new = change.new,
-                    None => {
-                        changes.insert(changed, change);
-                    }
-                }
-            }
-        }
-        let same = |a: &Option<Entry>, b: &Option<Entry>| match (a, b) {
-            (Some(a), Some(b)) => a.same_value(b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
-        changes.retain(|_, change| !same(&change.old, &change.new));
-        Ok(Some(changes))
     }
 
     /// The entries of the version commit `at` made: the state of the oldest version kept, then
@@ -756,8 +716,7 @@ pub(crate) mod read {
             };
             for (changed, change) in changes {
                 if entries.get(&changed).copied() != change.old {
-                    let what = "a commit's record of what it superseded disagrees with the commits before it";
-                    note(&changed, record::damaged(&key, what));
+                    note(&changed, record::superseded_mismatch(&key));
                 }
                 match change.new {
                     Some(entry) => {

@@ -102,6 +102,12 @@ pub(crate) fn damaged(key: &str, what: &'static str) -> StoreError {
     StoreError::Damaged { backend: "history", operation: "read", key: key.to_owned(), what }
 }
 
+/// The changes recorded at `key` say a commit superseded an entry other than the one the commits
+/// before it left.
+pub(crate) fn superseded_mismatch(key: &str) -> StoreError {
+    damaged(key, "a commit's record of what it superseded disagrees with the commits before it")
+}
+
 /// Values up to this many bytes are kept in the entry at their Zarr key (one lookup to read, no
 /// second key to write); larger ones are written under [`object_key`] and the entry refers to
 /// them. An inline value is copied under [`object_key`] only when a later commit supersedes it,
