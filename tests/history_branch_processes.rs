@@ -52,7 +52,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use history::{contents, env_or, hash, Kind, Proc, Procs, State};
+use history::{contents, env_or, hash, numbers, Kind, Proc, Procs, State};
 use splitmix::SplitMix;
 use zarrdb::db::{MergeOutcome, VersionRef};
 use zarrdb::error::HistoryError;
@@ -308,11 +308,6 @@ fn spawn(kind: Kind, dir: &Path, role: &str, index: u64, tagged: u64) -> Proc {
         (TAGGED_ENV, tagged.to_string().into()),
     ];
     Proc::spawn(dir, role, index, env)
-}
-
-/// The numbers in `line`, in order.
-fn numbers(line: &str) -> Vec<u64> {
-    line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect()
 }
 
 /// Check that the head of `side`'s branch holds each of its writers' count as `acked` says, with

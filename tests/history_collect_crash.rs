@@ -44,14 +44,10 @@ mod history;
 mod splitmix;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{BufRead, Write};
 use std::path::Path;
-use std::process::Stdio;
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use history::{backend, child_command, env_or, fnv, open, open_after_kill, tip, FNV_START};
+use history::{backend, child_lines, env_or, fnv, open, open_after_kill, tip, Watched, FNV_START};
 use splitmix::SplitMix;
 use zarrdb::db::{CommitId, VersionRef};
 use zarrdb::{Backend, Database, Store};
@@ -115,16 +111,7 @@ fn child_entry() {
     let round: u64 = std::env::var(ROUND_ENV).unwrap().parse().unwrap();
     let db = open(Path::new(&path), backend);
     let mut state = digests(db.store().as_ref());
-    let mut out = std::io::stdout().lock();
-    // The test harness has printed the start of a line ("test child_entry ... "): end it, so the
-    // first announcement has a line of its own.
-    writeln!(out).unwrap();
-    // Each announcement is flushed before the call it announces, so a kill during the call finds
-    // it in the pipe.
-    let mut say = |line: String| {
-        writeln!(out, "{line}").unwrap();
-        out.flush().unwrap();
-    };
+    let mut say = child_lines();
     say(format!("expiring {keep}"));
     let horizon = db.expire(&VersionRef::Commit(keep)).unwrap().expect("a horizon");
     say(format!("expired {horizon}"));
@@ -235,66 +222,29 @@ fn kill_rounds(backend: Backend) {
             9 => Target::Loop,
             _ => Target::Collect,
         };
-        let err_path = dir.path().join("child.err");
-        let mut child = child_command()
-            .env(DB_ENV, &path)
-            .env(BACKEND_ENV, name)
-            .env(KEEP_ENV, keep.to_string())
-            .env(ROUND_ENV, round.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(File::create(&err_path).unwrap())
-            .spawn()
-            .unwrap();
-        // A thread reads the child's lines as they come, with the time each arrived.
-        let (send, lines) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if send.send((Instant::now(), line)).is_err() {
-                    break;
-                }
-            }
+        let env = [
+            (DB_ENV, path.clone().into_os_string()),
+            (BACKEND_ENV, name.into()),
+            (KEEP_ENV, keep.to_string().into()),
+            (ROUND_ENV, round.to_string().into()),
+        ];
+        let child = Watched::spawn(format!("{name} round {round}"), &dir.path().join("child.err"), env);
+        let waiting_for = format!("line to kill after ({target:?})");
+        let seen = child.kill_when(Duration::from_secs(120), &waiting_for, |at, line| {
+            let trigger = match target {
+                Target::Expire => line.starts_with("expiring "),
+                Target::Collect => line == "collecting",
+                Target::Loop => line.starts_with("collected "),
+            };
+            let bound = match target {
+                Target::Expire => expire_took,
+                // A little past the expected end, so some kills land after the last step and the
+                // parent sees how long collections take now.
+                Target::Collect => collect_took.mul_f64(1.2),
+                Target::Loop => Duration::from_millis(100),
+            };
+            trigger.then(|| at + up_to(&mut rng, bound))
         });
-        let mut seen: Vec<(Instant, String)> = Vec::new();
-        // Bounded, only so that a stuck child fails the test instead of hanging it.
-        let give_up = Instant::now() + Duration::from_secs(120);
-        let mut kill_at = None;
-        loop {
-            let wait = kill_at.unwrap_or(give_up).saturating_duration_since(Instant::now());
-            match lines.recv_timeout(wait) {
-                Ok((at, line)) => {
-                    let trigger = match target {
-                        Target::Expire => line.starts_with("expiring "),
-                        Target::Collect => line == "collecting",
-                        Target::Loop => line.starts_with("collected "),
-                    };
-                    if kill_at.is_none() && trigger {
-                        let bound = match target {
-                            Target::Expire => expire_took,
-                            // A little past the expected end, so some kills land after the last
-                            // step and the parent sees how long collections take now.
-                            Target::Collect => collect_took.mul_f64(1.2),
-                            Target::Loop => Duration::from_millis(100),
-                        };
-                        kill_at = Some(at + up_to(&mut rng, bound));
-                    }
-                    seen.push((at, line));
-                }
-                Err(RecvTimeoutError::Timeout) => break,
-                Err(RecvTimeoutError::Disconnected) => {
-                    let status = child.wait().unwrap();
-                    let err = std::fs::read_to_string(&err_path).unwrap_or_default();
-                    panic!("{name} round {round}: the child exited ({status}) before it was killed; stderr:\n{err}");
-                }
-            }
-        }
-        assert!(kill_at.is_some(), "{name} round {round}: the child never printed the line to kill after: {seen:?}");
-        // SIGKILL: no destructor, no flush of anything but what was already written.
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
-        seen.extend(lines.try_iter());
 
         let (mut expiring, mut collecting, mut first) = (None::<Instant>, None::<Instant>, true);
         for (at, line) in &seen {

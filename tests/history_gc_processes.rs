@@ -47,7 +47,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use history::{contents, env_or, hash, tip, Kind, Proc, Procs, State};
+use history::{contents, env_or, hash, numbers, tip, Kind, Proc, Procs, State};
 use splitmix::SplitMix;
 use zarrdb::db::VersionRef;
 use zarrdb::error::HistoryError;
@@ -250,11 +250,6 @@ fn spawn(kind: Kind, dir: &Path, role: &str, index: u64, tagged: u64) -> Proc {
         (TAGGED_ENV, tagged.to_string().into()),
     ];
     Proc::spawn(dir, role, index, env)
-}
-
-/// The numbers in `line`, in order.
-fn numbers(line: &str) -> Vec<u64> {
-    line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect()
 }
 
 fn run(kind: Kind) {

@@ -1,15 +1,21 @@
 //! Helpers shared by the tests of history that run this test binary again as child processes
-//! (`history_crash`, `history_collect_crash`, `history_processes`, `history_gc_processes`) and by
-//! the model test (`history_model`): the settings read from the environment, opening a database
-//! that keeps history, what a version holds (read whole, and hashed to one number), the checks of
-//! a version after a kill, and the children themselves.
+//! (`history_crash`, `history_merge_crash`, `history_collect_crash`, `history_processes`,
+//! `history_gc_processes`, `history_branch_processes`) and by the model tests (`history_model`,
+//! `history_branches_model`): the settings read from the environment, opening a database that
+//! keeps history, what a version holds (read whole, and hashed to one number), the checks of a
+//! version after a kill, and the children themselves: those that run side by side until told to
+//! stop ([`Proc`], [`Procs`]), and those a crash test watches line by line and kills at a moment
+//! it picks ([`child_lines`], [`Watched`], [`Aim`]).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use zarrdb::db::{CommitId, VersionRef};
@@ -22,6 +28,14 @@ pub type State = BTreeMap<String, Vec<u8>>;
 /// The value of the environment variable `name`, or `default` when it is unset or does not parse.
 pub fn env_or<T: FromStr>(name: &str, default: T) -> T {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Which run of a campaign of several this is (`ZARRDB_KILLS_RUN`, default 0, the run CI makes): a
+/// crash test seeds its workload and its kill moments with it, so that a campaign made of several
+/// runs (each checking its rounds against a history that grows with them) covers more than one
+/// run repeated.
+pub fn campaign_run() -> u64 {
+    env_or("ZARRDB_KILLS_RUN", 0)
 }
 
 /// The backend called `name` ([`Backend::name`]).
@@ -220,4 +234,177 @@ impl Drop for Procs {
             }
         }
     }
+}
+
+/// The numbers in `line`, in order (to read a child's summary line).
+pub fn numbers(line: &str) -> Vec<u64> {
+    line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect()
+}
+
+/// A child's printer of the lines its parent watches: each line is flushed at once, so a kill
+/// finds in the pipe every line printed before it, and an announcement printed before a call is
+/// there if the kill comes during the call. The test harness has printed the start of a line
+/// ("test child_entry ... "): this ends it first, so the child's first line has a line of its own.
+pub fn child_lines() -> impl FnMut(String) {
+    let mut out = std::io::stdout().lock();
+    writeln!(out).unwrap();
+    move |line| {
+        writeln!(out, "{line}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// A child (`child_entry`) whose stdout the parent reads line by line as it comes, to kill it at a
+/// moment picked from what it printed; its stderr goes to a file. Killed when dropped (when the
+/// parent fails before it kills it).
+pub struct Watched {
+    /// Who it is, for messages (e.g. `redb round 3`).
+    what: String,
+    child: Child,
+    err: PathBuf,
+    /// The lines the reader thread read, each with the moment it read it.
+    lines: Receiver<(Instant, String)>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Watched {
+    /// Start `child_entry` with the environment variables `env`; its stderr goes to `err`.
+    pub fn spawn(what: String, err: &Path, env: impl IntoIterator<Item = (&'static str, OsString)>) -> Watched {
+        let mut child = child_command()
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(err).unwrap())
+            .spawn()
+            .unwrap();
+        // A thread reads the child's lines as they come, with the time each arrived: the parent
+        // waits on them with a time limit, and a blocking read has none.
+        let (send, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched { what, child, err: err.to_owned(), lines, reader: Some(reader) }
+    }
+
+    /// Read the child's lines as they come, handing each (with the moment it was read) to `aim`
+    /// until `aim` returns the moment to kill the child; SIGKILL it then and return every line it
+    /// printed, those still in the pipe at the kill included (the last of them is what it was doing
+    /// when killed). Fails, naming the child, its last lines and its stderr, when it exits before,
+    /// or when `aim` has picked no moment within `limit`: every wait is bounded, so a child that
+    /// is stuck or never does what the parent waits for fails the test instead of hanging it.
+    pub fn kill_when(
+        mut self,
+        limit: Duration,
+        waiting_for: &str,
+        mut aim: impl FnMut(Instant, &str) -> Option<Instant>,
+    ) -> Vec<(Instant, String)> {
+        let give_up = Instant::now() + limit;
+        let mut seen: Vec<(Instant, String)> = Vec::new();
+        let mut kill_at: Option<Instant> = None;
+        loop {
+            let until = kill_at.unwrap_or(give_up);
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            match self.lines.recv_timeout(until - now) {
+                Ok((at, line)) => {
+                    if kill_at.is_none() {
+                        kill_at = aim(at, &line);
+                    }
+                    seen.push((at, line));
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = self.child.wait().unwrap();
+                    panic!("{}: the child exited ({status}) before it was killed; {}", self.what, self.tail(&seen));
+                }
+            }
+        }
+        if kill_at.is_none() {
+            panic!("{}: no {waiting_for} within {limit:?}; {}", self.what, self.tail(&seen));
+        }
+        // SIGKILL: no destructor, no flush of anything but what was already written.
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.reader.take().unwrap().join().unwrap();
+        seen.extend(self.lines.try_iter());
+        seen
+    }
+
+    /// The last lines of `seen` and the child's stderr, for a message.
+    fn tail(&self, seen: &[(Instant, String)]) -> String {
+        let last: Vec<&String> = seen.iter().rev().take(8).rev().map(|(_, l)| l).collect();
+        let err = std::fs::read_to_string(&self.err).unwrap_or_default();
+        format!("its last lines: {last:?}; its stderr:\n{err}")
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// How long after a child announces an operation to kill it, so that most kills land inside the
+/// operation: a random moment within a share of the time the last such operation took as the
+/// parent saw it (from its announcement to its acknowledgement), and never more than a cap, so a
+/// round stays short whatever one call took. The share grows a little while kills land inside and
+/// shrinks more when one comes after the operation finished: pipe and signal delays, and how fast
+/// operations are, differ between backends, builds and machines, and a share that suits one
+/// would miss on another.
+pub struct Aim {
+    cap: Duration,
+    took: BTreeMap<String, Duration>,
+    share: BTreeMap<String, f64>,
+}
+
+impl Aim {
+    /// The share of the last call's time to start from, before any kill has landed or missed.
+    const START: f64 = 0.6;
+
+    pub fn new(cap: Duration) -> Aim {
+        Aim { cap, took: BTreeMap::new(), share: BTreeMap::new() }
+    }
+
+    /// How long after an announcement of `op` to kill, for the random number `draw`.
+    pub fn delay(&self, op: &str, draw: u64) -> Duration {
+        let took = self.took.get(op).copied().unwrap_or(Duration::from_millis(1));
+        let bound = took.mul_f64(self.share.get(op).copied().unwrap_or(Self::START)).min(self.cap);
+        Duration::from_micros(draw % (bound.as_micros() as u64 + 1))
+    }
+
+    /// An `op` took `took` from its announcement to its acknowledgement, as the parent saw them.
+    pub fn took(&mut self, op: &str, took: Duration) {
+        self.took.insert(op.to_owned(), took.max(Duration::from_micros(100)));
+    }
+
+    /// A kill aimed at `op` landed inside it (the child's last line announced it), or not.
+    pub fn landed(&mut self, op: &str, inside: bool) {
+        let share = self.share.entry(op.to_owned()).or_insert(Self::START);
+        *share = if inside { (*share * 1.05).min(1.2) } else { (*share * 0.7).max(0.02) };
+    }
+}
+
+/// The kills of one operation in a crash test: aimed at it, landed during it of those, and landed
+/// during it in all (those aimed at another operation that came first included).
+#[derive(Default, Debug, Clone, Copy)]
+pub struct Kills {
+    pub aimed: u64,
+    pub landed: u64,
+    pub during: u64,
+}
+
+/// `tally` in words: per operation, the kills during it, and how many of those aimed at it landed.
+pub fn tallies(tally: &BTreeMap<&str, Kills>) -> String {
+    let each = tally.iter().map(|(op, t)| format!("{op} {} ({} of {} aimed at one)", t.during, t.landed, t.aimed));
+    each.collect::<Vec<_>>().join(", ")
 }
