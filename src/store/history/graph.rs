@@ -166,7 +166,8 @@ pub(crate) fn between(
 /// ancestry (`chain`, newest first), and the commit where it meets it. A version one of them
 /// reaches reads values only commits up to there wrote, so no collection may fold it away. A
 /// commit of `main` that merged a kept commit off it is kept too, so the next merge of that
-/// branch still starts from there.
+/// branch still starts from there; so is one that merged a commit whose ancestry meets a kept
+/// commit off `main`, with what it merged (the link from `main` to that kept commit).
 pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result<BTreeSet<u64>, StoreError> {
     let main_chain: BTreeSet<u64> = chain.iter().map(|c| c.seq).collect();
     let mut kept = BTreeSet::new();
@@ -178,10 +179,16 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
     let horizon = read::horizon(snap)?;
     loop {
         while let Some(seq) = todo.pop() {
-            if !kept.insert(seq) || main_chain.contains(&seq) {
+            if kept.contains(&seq) {
                 continue;
             }
+            if main_chain.contains(&seq) {
+                kept.insert(seq);
+                continue;
+            }
+            // A merged commit a collection removed keeps nothing (and is not kept).
             let Some(commit) = read_commit(snap, seq)? else { continue };
+            kept.insert(seq);
             todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
         }
         let head = chain.first().map_or(0, |c| c.seq);
@@ -192,6 +199,18 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
                 .filter(|c| c.seq >= horizon || c.seq == head || kept.contains(&c.seq))
                 .map(|c| c.merged),
         );
+        // A commit of `main` that merged a commit whose ancestry off `main` meets a kept one is
+        // the only link from `main`'s history to that kept commit: a merge of the two sides
+        // finds where they parted through it. Folding it away would make that merge start from
+        // an older commit, which can take a change back or miss a conflict. So what it merged
+        // is kept (and the commit itself with it, below), expired or not.
+        let mut meets = BTreeMap::new();
+        for c in chain.iter().filter(|c| c.merged != 0 && !kept.contains(&c.merged) && !main_chain.contains(&c.merged))
+        {
+            if meets_kept(snap, c.merged, &kept, &main_chain, &mut meets)? {
+                todo.push(c.merged);
+            }
+        }
         if todo.is_empty() {
             break;
         }
@@ -203,6 +222,39 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
         .collect();
     kept.extend(merges);
     Ok(kept)
+}
+
+/// Whether the ancestry of commit `start` (neither kept nor on `main`), through commits off
+/// `main` whose records are there, reaches a kept commit off `main`. `memo` keeps the answer for
+/// every commit walked, so commits several merges reach are walked once.
+fn meets_kept(
+    snap: &dyn KvSnapshot,
+    start: u64,
+    kept: &BTreeSet<u64>,
+    main_chain: &BTreeSet<u64>,
+    memo: &mut BTreeMap<u64, bool>,
+) -> Result<bool, StoreError> {
+    let mut walked: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let mut todo = vec![start];
+    while let Some(seq) = todo.pop() {
+        if memo.contains_key(&seq) || walked.contains_key(&seq) || kept.contains(&seq) || main_chain.contains(&seq) {
+            continue;
+        }
+        let Some(commit) = read_commit(snap, seq)? else {
+            memo.insert(seq, false);
+            continue;
+        };
+        // Parents are older than their children, so every walk ends.
+        let parents: Vec<u64> = [commit.parent, commit.merged].into_iter().filter(|p| *p != 0 && *p < seq).collect();
+        todo.extend(&parents);
+        walked.insert(seq, parents);
+    }
+    // Oldest first: a commit's parents are answered before it.
+    for (seq, parents) in walked {
+        let meets = parents.iter().any(|p| (kept.contains(p) && !main_chain.contains(p)) || memo.get(p) == Some(&true));
+        memo.insert(seq, meets);
+    }
+    Ok(memo.get(&start) == Some(&true))
 }
 
 /// The commits on `main`'s first-parent ancestry, by seq.
