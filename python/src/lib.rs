@@ -126,8 +126,8 @@ impl Database {
         Ok(NativeStore { store: Some(snapshot.store()), db: self.db.clone(), checked: true, auto_commit: false })
     }
 
-    /// The commits of this object's branch, newest first: (id, parent or None, time in µs since the Unix
-    /// epoch, message, author, changes, bytes written).
+    /// The commits of this object's branch, newest first: (id, parent or None, time in µs since
+    /// the Unix epoch, message, author, changes, bytes written).
     #[expect(clippy::type_complexity, reason = "a Python tuple per commit")]
     fn log(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<String>, u64, String, String, u64, u64)>> {
         let log = py.detach(|| self.db.db()?.log()).map_err(to_py)?;
@@ -305,7 +305,8 @@ struct NativeStore {
     store: Option<Arc<dyn Store>>,
     db: registry::Handle,
     /// Whether node documents are checked on the way in and consolidated metadata presented
-    /// fresh on the way out (`zarrdb::hierarchy::RawAccess`), or every key is read and written as bytes.
+    /// fresh on the way out (`zarrdb::hierarchy::RawAccess`), or every key is read and written
+    /// as bytes.
     checked: bool,
     /// Whether this is the database's auto-commit store, whose sets can be submitted.
     auto_commit: bool,

@@ -151,11 +151,10 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
 /// The commits that are neither on `main`'s ancestry nor kept by a tag or branch (a deleted or
 /// reset branch left them; they have expired), newest first.
 fn orphans(snap: &dyn KvSnapshot, on_main: &BTreeSet<u64>, kept: &BTreeSet<u64>) -> Result<Vec<u64>, StoreError> {
-    let prefix = record::commits_prefix();
     let mut found = Vec::new();
-    for key in snap.keys(&prefix)? {
+    for key in snap.keys(&record::commits_prefix())? {
         // A key that names no commit is damage that `verify` reports; it is left alone here.
-        let Ok(seq) = u64::from_str_radix(&key[prefix.len()..], 16) else { continue };
+        let Some(seq) = record::parse_commit_key(&key) else { continue };
         if !on_main.contains(&seq) && !kept.contains(&seq) {
             found.push(seq);
         }
@@ -181,7 +180,7 @@ fn held(
         let base = record::base_key(key);
         if let Some(bytes) = snap.get(&base)? {
             let at_base = Entry::decode(&base, &bytes)?;
-            if (at_base.seq, at_base.index) == (entry.seq, entry.index) {
+            if at_base.same_value(entry) {
                 held.insert((key.clone(), entry.seq, entry.index));
             }
         }
@@ -217,6 +216,8 @@ fn orphans_step(
     let mut collected = Collected::default();
     let mut written = Vec::new();
     let mut recorded = 0u64;
+    // Whether each commit a value names still has its record: many values name one commit.
+    let mut exists: BTreeMap<u64, bool> = BTreeMap::new();
     for seq in orphans(snap, on_main, kept)? {
         if collected.commits > 0 && recorded >= budget {
             break;
@@ -225,7 +226,16 @@ fn orphans_step(
         recorded = recorded.saturating_add(changes.len() as u64);
         for (key, entry) in changes.into_iter().filter_map(|(k, c)| c.new.map(|e| (k, e))) {
             // A value of a commit that is still there is that commit's to free.
-            if entry.seq == seq || super::read_commit(snap, entry.seq)?.is_none() {
+            let theirs = match exists.get(&entry.seq) {
+                _ if entry.seq == seq => true,
+                Some(there) => !there,
+                None => {
+                    let there = snap.size(&record::commit_key(entry.seq))?.is_some();
+                    exists.insert(entry.seq, there);
+                    !there
+                }
+            };
+            if theirs {
                 written.push((key, entry));
             }
         }

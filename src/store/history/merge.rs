@@ -105,10 +105,11 @@ pub(crate) fn reset(snap: &dyn KvSnapshot, name: &str, to: &CommitRecord) -> Res
 
 /// Merge the version `source` made into branch `into`: up to date when the branch descends from
 /// it already; a fast-forward when it descends from the branch's head; otherwise a merge commit
-/// (first parent the branch's head, merged `source`) whose changes are what `source` changed since
-/// the two parted, when none of their changes conflict (`conflict::conflicts`: a key changed on
-/// both sides to different values, or a node made, removed or restructured on one side with
-/// keys under it changed on the other). `Err` lists the keys (nothing is written). `None` when there is no such branch.
+/// (first parent the branch's head, merged `source`) whose changes are what `source` changed
+/// since the two parted, when none of their changes conflict (`conflict::conflicts`: a key
+/// changed on both sides to different values, or a node made, removed or restructured on one
+/// side with keys under it changed on the other). `Err` lists the keys (nothing is written).
+/// `None` when there is no such branch.
 #[allow(clippy::type_complexity)]
 pub(crate) fn merge(
     snap: &dyn KvSnapshot,

@@ -753,9 +753,8 @@ pub(crate) mod read {
             0 => None,
             _ => Some(graph::protected(snap.as_ref(), &graph::main_chain(snap.as_ref())?)?),
         };
-        let commits_prefix = record::commits_prefix();
-        for key in snap.keys(&commits_prefix)? {
-            let Some(seq) = u64::from_str_radix(&key[commits_prefix.len()..], 16).ok() else {
+        for key in snap.keys(&record::commits_prefix())? {
+            let Some(seq) = record::parse_commit_key(&key) else {
                 note(&key, record::damaged(&key, "a key among the commits that names none"));
                 continue;
             };

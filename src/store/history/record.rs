@@ -66,14 +66,30 @@ pub(crate) fn objects_prefix() -> String {
     format!("{PREFIX}o/")
 }
 
+/// Whether `digits` are `len` lowercase hexadecimal digits, as the keys' numbers are written
+/// (so a number parsed back formats to the same key).
+fn hex_digits(digits: &str, len: usize) -> bool {
+    digits.len() == len && digits.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// The commit and index an object key names (the inverse of [`object_key`]); `None` for a key
 /// that is not one.
 pub(crate) fn parse_object_key(key: &str) -> Option<(u64, u32)> {
     let digits = key.strip_prefix(PREFIX)?.strip_prefix("o/")?;
-    if digits.len() != 24 || !digits.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if !hex_digits(digits, 24) {
         return None;
     }
     Some((u64::from_str_radix(&digits[..16], 16).ok()?, u32::from_str_radix(&digits[16..], 16).ok()?))
+}
+
+/// The commit number a key among the commits names (the inverse of [`commit_key`]); `None`
+/// for a key that is not one.
+pub(crate) fn parse_commit_key(key: &str) -> Option<u64> {
+    let digits = key.strip_prefix(PREFIX)?.strip_prefix("c/")?;
+    if !hex_digits(digits, 16) {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
 }
 
 pub(crate) fn branch_key(name: &str) -> String {
@@ -453,6 +469,15 @@ mod tests {
         for bad in ["__zarrdb/h/o/", "__zarrdb/h/o/000000000000000700000002x", "__zarrdb/h/c/000000000000000700000002"]
         {
             assert_eq!(parse_object_key(bad), None, "{bad}");
+        }
+        assert_eq!(parse_commit_key(&commit_key(0x7a)), Some(0x7a));
+        for bad in [
+            "__zarrdb/h/c/",
+            "__zarrdb/h/c/+00000000000007a",
+            "__zarrdb/h/c/000000000000007A",
+            "__zarrdb/h/d/000000000000007a",
+        ] {
+            assert_eq!(parse_commit_key(bad), None, "{bad}");
         }
         assert_eq!(check_meta("k", &encode_meta(LAYOUT_BRANCHES)).unwrap(), LAYOUT_BRANCHES);
         assert!(check_meta("k", &encode_meta(3)).is_err(), "a layout from a later build");
