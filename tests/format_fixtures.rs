@@ -14,8 +14,12 @@ use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Group};
 /// The format this build writes (docs/format.md, "Formats").
 const FORMAT: u32 = 5;
 
+#[path = "common/fixture_files.rs"]
+mod fixture_files;
 #[path = "common/raw_marker.rs"]
 mod raw_marker;
+
+use fixture_files::{copy, files};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format")
@@ -28,35 +32,6 @@ fn backend(name: &str) -> Backend {
         "sled" => Backend::Sled,
         other => panic!("unknown backend {other}"),
     }
-}
-
-/// Copy the file or folder `from` to `to`.
-fn copy(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            copy(&entry.path(), &to.join(entry.file_name()));
-        }
-    } else {
-        std::fs::copy(from, to).unwrap();
-    }
-}
-
-/// Every file under `path` with its bytes, `lock.mdb` (LMDB's reader table, not data) left out.
-fn files(path: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    if !path.is_dir() {
-        return vec![(path.to_path_buf(), std::fs::read(path).unwrap())];
-    }
-    let mut all = Vec::new();
-    for entry in std::fs::read_dir(path).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() != "lock.mdb" {
-            all.extend(files(&entry.path()));
-        }
-    }
-    all.sort();
-    all
 }
 
 /// The values of an array as the manifest gives them: a list, or `(i * mul + add) % modulo`.
