@@ -481,9 +481,12 @@ fn check_keys(opened: &Opened, batch: &WriteBatch) -> Result<(), StoreError> {
     }
 }
 
-/// Refuse a `data.mdb` shorter than the pages its meta page says are in use. LMDB maps the file
-/// and trusts the meta page: reading a page past the end of a file cut short (a partial copy, a
-/// full disk) is a SIGBUS that kills the process, so the length is checked before any read.
+/// Refuse a `data.mdb` cut short (a partial copy, a full disk): LMDB maps the file and trusts
+/// the meta page, and reading a page past the end of the file is a SIGBUS that kills the
+/// process, so the length is checked before any read. A file at least as long as the pages its
+/// meta page counts is sound; a shorter one may be sound too (the pages past its end can be
+/// free pages a transaction allocated and freed before committing, never written), so then the
+/// trees are walked (`walk::verify`), and the file is refused only when they reach past its end.
 ///
 /// The meta page is read before the length: another process may commit in between, and LMDB's
 /// file only grows, so a length read second is at least what that meta page needs. Read the
@@ -495,11 +498,11 @@ fn check_length(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), OpenErro
     let len =
         std::fs::metadata(&data).map_err(|source| OpenError::Io { path: data.display().to_string(), source })?.len();
     if len < needed {
-        return Err(OpenError::Corrupted {
+        walk::verify(&data).map_err(|why| OpenError::Corrupted {
             path: path.display().to_string(),
             backend: NAME,
-            source: format!("data.mdb is cut short: {len} bytes, but its pages in use end at byte {needed}").into(),
-        });
+            source: format!("data.mdb is {len} bytes, its pages counted in use end at byte {needed}: {why}").into(),
+        })?;
     }
     Ok(())
 }

@@ -113,13 +113,12 @@ fn walk_once(file: &File, data: &Path) -> Result<(), String> {
         .filter(|m| u32_at(m.as_slice(), 16) == MAGIC)
         .max_by_key(|m| u64_at(m.as_slice(), 144))
         .ok_or("neither meta page carries LMDB's magic number")?;
+    // The meta page's last page may lie past the end of a sound file: a page a transaction
+    // allocated and freed again before it committed is never written (LMDB's "loose" pages go
+    // to the free list, their numbers counted). So the end of the file is checked against the
+    // pages the trees reach, each of which is read (`Walk::mark`).
     let last_page = u64_at(meta, 136);
     let pages = len / page_size as u64;
-    if last_page >= pages {
-        return Err(format!(
-            "the file is cut short: the meta page says pages up to {last_page} are in use, the file holds {pages}"
-        ));
-    }
     let mut walk = Walk {
         file,
         integer_keys: false,
@@ -177,10 +176,15 @@ impl Walk<'_> {
         a < b
     }
 
-    /// Note page `number` as reached; a page reached twice is a cycle or a shared subtree.
+    /// Note page `number` as reached; a page reached twice is a cycle or a shared subtree, and
+    /// one past the end of the file means the file is cut short.
     fn mark(&mut self, number: u64) -> Result<(), String> {
         if number > self.last_page {
             return Err(format!("page {number} lies past the last page in use ({})", self.last_page));
+        }
+        let pages = self.len / self.page_size as u64;
+        if number >= pages {
+            return Err(format!("the file is cut short: page {number} is in use, the file holds {pages} pages"));
         }
         let (word, bit) = ((number / 64) as usize, number % 64);
         if self.seen[word] & (1 << bit) != 0 {
