@@ -177,9 +177,12 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
     // there, a branch be made from it, or a reset leave that commit off `main` with a tag on
     // it): until no kept commit of `main` merges a commit not yet kept.
     let horizon = read::horizon(snap)?;
+    // Merged commits whose records are gone: asked for once (asking again each round would
+    // never end the loop).
+    let mut missing = BTreeSet::new();
     loop {
         while let Some(seq) = todo.pop() {
-            if kept.contains(&seq) {
+            if kept.contains(&seq) || missing.contains(&seq) {
                 continue;
             }
             if main_chain.contains(&seq) {
@@ -187,7 +190,10 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
                 continue;
             }
             // A merged commit a collection removed keeps nothing (and is not kept).
-            let Some(commit) = read_commit(snap, seq)? else { continue };
+            let Some(commit) = read_commit(snap, seq)? else {
+                missing.insert(seq);
+                continue;
+            };
             kept.insert(seq);
             todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
         }
@@ -195,7 +201,7 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
         todo.extend(
             chain
                 .iter()
-                .filter(|c| c.merged != 0 && !kept.contains(&c.merged))
+                .filter(|c| c.merged != 0 && !kept.contains(&c.merged) && !missing.contains(&c.merged))
                 .filter(|c| c.seq >= horizon || c.seq == head || kept.contains(&c.seq))
                 .map(|c| c.merged),
         );
@@ -205,8 +211,13 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
         // an older commit, which can take a change back or miss a conflict. So what it merged
         // is kept (and the commit itself with it, below), expired or not.
         let mut meets = BTreeMap::new();
-        for c in chain.iter().filter(|c| c.merged != 0 && !kept.contains(&c.merged) && !main_chain.contains(&c.merged))
-        {
+        let linking = |c: &&CommitRecord| {
+            c.merged != 0
+                && !kept.contains(&c.merged)
+                && !missing.contains(&c.merged)
+                && !main_chain.contains(&c.merged)
+        };
+        for c in chain.iter().filter(linking) {
             if meets_kept(snap, c.merged, &kept, &main_chain, &mut meets)? {
                 todo.push(c.merged);
             }
