@@ -282,9 +282,11 @@ impl Database {
         self.shared.history.is_some()
     }
 
-    /// The commits of `main`, newest first, back to the oldest kept (the first, the empty
-    /// version history began with, until a collection frees older ones: [`Database::collect`]).
-    /// [`HistoryError::Off`] for a database without history.
+    /// The commits of `main` (or of this handle's branch), newest first, back to the oldest
+    /// kept (the first, the empty version history began with, until an expiry). Commits that
+    /// have expired ([`Database::expire`]) are left out at once, before a collection removes
+    /// them, so every commit listed opens ([`Database::open_version`]); a commit's `parent` may
+    /// name one left out. [`HistoryError::Off`] for a database without history.
     ///
     /// ```
     /// use zarrdb::Database;
@@ -303,8 +305,12 @@ impl Database {
         let branch = VersionRef::Branch(self.shared.history()?.branch().to_owned());
         let mut commit = self.shared.resolve(snap.as_ref(), &branch)?;
         let mut log = vec![CommitInfo::of(&commit)];
+        // An expired commit a collection has not removed yet cannot be opened: it is left out.
+        let mut expiry = read::Expiry::read(snap.as_ref())?;
         while let Some(parent) = read::parent_of(snap.as_ref(), &commit)? {
-            log.push(CommitInfo::of(&parent));
+            if !expiry.as_mut().map(|e| e.expired(snap.as_ref(), parent.seq)).transpose()?.unwrap_or(false) {
+                log.push(CommitInfo::of(&parent));
+            }
             commit = parent;
         }
         Ok(log)

@@ -35,7 +35,7 @@ use crate::error::{CompactError, StoreError};
 use crate::key::RESERVED_PREFIX;
 
 pub(crate) use collect::{Collected, STEP_CHANGES};
-pub(crate) use record::{Change, CommitRecord as Commit};
+pub(crate) use record::{Change, CommitRecord as Commit, Entry as HistoryEntry};
 
 /// The branch whose head the Zarr keys hold, and the one commits go to unless a store is opened
 /// on another.
@@ -510,6 +510,7 @@ impl HistoryEngine {
 /// Reading history: the commits, refs and versions of a database that keeps it.
 pub(crate) mod read {
     use super::*;
+    use std::collections::BTreeSet;
 
     pub(crate) use super::graph::{between, changes_between};
 
@@ -578,18 +579,46 @@ pub(crate) mod read {
     /// `main`'s ancestry at all (a commit a deleted or reset branch left: the commits before it
     /// may be collected). The head of `main` never expires.
     pub fn expired(snap: &dyn KvSnapshot, seq: u64) -> Result<bool, StoreError> {
-        let horizon = horizon(snap)?;
-        if horizon == 0 {
-            return Ok(false);
+        match Expiry::read(snap)? {
+            Some(mut expiry) => expiry.expired(snap, seq),
+            None => Ok(false),
         }
-        let chain = graph::main_chain(snap)?;
-        if chain[0].seq == seq {
-            return Ok(false);
+    }
+
+    /// [`expired`] for many commits of one snapshot: `main`'s ancestry is read once, and what
+    /// the refs keep once, when a commit first needs it.
+    pub struct Expiry {
+        horizon: u64,
+        head: u64,
+        chain: Vec<CommitRecord>,
+        on_main: BTreeSet<u64>,
+        kept: Option<BTreeSet<u64>>,
+    }
+
+    impl Expiry {
+        /// `None` before the first expiry: no commit has expired.
+        pub fn read(snap: &dyn KvSnapshot) -> Result<Option<Expiry>, StoreError> {
+            let horizon = horizon(snap)?;
+            if horizon == 0 {
+                return Ok(None);
+            }
+            let chain = graph::main_chain(snap)?;
+            let on_main = chain.iter().map(|c| c.seq).collect();
+            Ok(Some(Expiry { horizon, head: chain[0].seq, chain, on_main, kept: None }))
         }
-        if seq >= horizon && chain.iter().any(|c| c.seq == seq) {
-            return Ok(false);
+
+        pub fn expired(&mut self, snap: &dyn KvSnapshot, seq: u64) -> Result<bool, StoreError> {
+            if seq == self.head || (seq >= self.horizon && self.on_main.contains(&seq)) {
+                return Ok(false);
+            }
+            let kept = match self.kept.take() {
+                Some(kept) => kept,
+                None => graph::protected(snap, &self.chain)?,
+            };
+            let expired = !kept.contains(&seq);
+            self.kept = Some(kept);
+            Ok(expired)
         }
-        Ok(!graph::protected(snap, &chain)?.contains(&seq))
     }
 
     /// Expire every commit older than `seq` that no tag names: the batch that moves the horizon
@@ -675,7 +704,7 @@ pub(crate) mod read {
                 }
             }
         }
-        let on_main: std::collections::BTreeSet<u64> = chain.iter().copied().collect();
+        let on_main: BTreeSet<u64> = chain.iter().copied().collect();
         // The oldest commit's state is the base: its own changes are not read.
         chain.pop();
         let head = view::Head { inner: snap.clone() };
