@@ -339,7 +339,12 @@ impl Watched {
 
     /// The last lines of `seen` and the child's stderr, for a message.
     fn tail(&self, seen: &[(Instant, String)]) -> String {
-        let last: Vec<&String> = seen.iter().rev().take(8).rev().map(|(_, l)| l).collect();
+        // The child's own lines, not the test harness's that end its output.
+        let harness = |l: &str| {
+            l.is_empty() || ["test ", "running ", "failures", "    ", "---- "].iter().any(|p| l.starts_with(p))
+        };
+        let mut last: Vec<&String> = seen.iter().rev().map(|(_, l)| l).filter(|l| !harness(l)).take(16).collect();
+        last.reverse();
         let err = std::fs::read_to_string(&self.err).unwrap_or_default();
         format!("its last lines: {last:?}; its stderr:\n{err}")
     }
