@@ -146,7 +146,7 @@ impl Op {
 }
 
 /// Where this process's databases go: in memory (`/dev/shm`) where there is one.
-fn folder() -> &'static Path {
+pub(crate) fn folder() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
         let shm = Path::new("/dev/shm");

@@ -11,6 +11,7 @@
 pub mod codecs;
 pub mod commit_log;
 pub mod database;
+pub mod history;
 pub mod metadata;
 pub mod npy;
 pub mod seeds;

@@ -1,9 +1,10 @@
 //! The seed corpus of every target (`fuzz/seeds/<target>/`, committed): inputs made by zarrdb
 //! itself (every codec chain of the `codecs` target, shards of every `shard_index`
-//! configuration, commit log records, operation sequences, exported zip archives, `.npy` files),
-//! the metadata fixtures of `tests/fixtures/`, and, given a folder of the fixtures the Python
-//! interop scripts write (`tests/interop/*.py`: zarr-python, tensorstore, numcodecs and NumPy
-//! output), the documents, chunks, archives and `.npy` files found in it.
+//! configuration, commit log records, operation sequences, damage to a history's records,
+//! exported zip archives, `.npy` files), the metadata fixtures of `tests/fixtures/`, and, given a
+//! folder of the fixtures the Python interop scripts write (`tests/interop/*.py`: zarr-python,
+//! tensorstore, numcodecs and NumPy output), the documents, chunks, archives and `.npy` files
+//! found in it.
 //!
 //! Written by `ZARRDB_FUZZ_FIXTURES=<folder> cargo test --manifest-path fuzz/Cargo.toml --lib
 //! -- --ignored write_seeds` (fuzz/README.md).
@@ -19,7 +20,7 @@ use zarrdb::{Array, ArrayMetadata, DataType, Database, ExportOptions, Group, Mem
 use crate::database::Op;
 
 /// The targets, as named in `fuzz/Cargo.toml` and `fuzz/seeds/`.
-pub const TARGETS: [&str; 7] = ["codecs", "commit_log", "database", "metadata", "npy", "shard_index", "zip"];
+pub const TARGETS: [&str; 8] = ["codecs", "commit_log", "database", "history", "metadata", "npy", "shard_index", "zip"];
 
 /// Seeds larger than this are left out: the corpus stays small, and libFuzzer's default
 /// `-max_len` would cut them anyway.
@@ -42,6 +43,11 @@ impl Corpus {
 
     fn count(&self, target: &str) -> usize {
         self.0.get(target).map_or(0, BTreeMap::len)
+    }
+
+    /// Leave out every target but `targets`.
+    pub fn keep(&mut self, targets: &[&str]) {
+        self.0.retain(|target, _| targets.contains(target));
     }
 
     /// Write every seed to `root/<target>/<name>`, replacing what was there.
@@ -68,6 +74,7 @@ pub fn corpus(repo: &Path, fixtures: Option<&Path>) -> Corpus {
     shard_seeds(&mut corpus);
     log_seeds(&mut corpus);
     database_seeds(&mut corpus);
+    history_seeds(&mut corpus);
     npy_seeds(&mut corpus);
     zip_seeds(&mut corpus);
     metadata_seeds(&mut corpus, &repo.join("tests/fixtures/metadata"));
@@ -275,6 +282,69 @@ fn database_seeds(corpus: &mut Corpus) {
     }
 }
 
+/// Damage to every record of a redb history (removed; a field changed, its checksum made to
+/// hold again) and to the commit records and refs of the others; commit records moved to
+/// another commit's key and written whole; and no damage at all.
+fn history_seeds(corpus: &mut Corpus) {
+    use crate::history::{records, Damage};
+    for config in [0u8, 1, 2, 4, 5, 6] {
+        let records = records(config);
+        let prefix =
+            format!("{}{}", crate::history::backend(config).name(), if config & 4 != 0 { "-collected" } else { "" });
+        let mut add = |what: &str, key: u8, damage: Damage, bytes: &[u8]| {
+            let name = format!("{prefix}-{what}-{}", records[usize::from(key)].0.trim_start_matches("__zarrdb/h/"));
+            corpus.add("history", name, [&[config, key, damage.byte()][..], bytes].concat());
+        };
+        let commits: Vec<u8> =
+            (0..records.len().min(128) as u8).filter(|&i| records[usize::from(i)].0.contains("/h/c/")).collect();
+        for (i, (key, value)) in records.iter().enumerate().take(128) {
+            let i = i as u8;
+            let history = key.strip_prefix("__zarrdb/h/");
+            let sealed = history.is_some_and(|k| !k.starts_with("o/") && !k.starts_with("b/"));
+            let every = config & 3 == 0;
+            if !every && !history.is_some_and(|k| k.starts_with("c/") || k.starts_with("r/") || k == "last") {
+                continue;
+            }
+            add("removed", i, Damage::Remove, &[]);
+            match sealed {
+                // The first field after the kind: a commit's number, a ref's commit, the layout,
+                // the count of a commit's changes.
+                true => add("field", i, Damage::PatchSealed, &[4, 1]),
+                // An entry's index and commit (at a Zarr key or a base record), an object's bytes.
+                false => {
+                    add("index", i, Damage::Patch, &[4, 1]);
+                    add("commit", i, Damage::Patch, &[8, 1]);
+                }
+            }
+            if key.contains("/h/c/") {
+                // The parent, and the record of another commit in its place.
+                add("parent", i, Damage::PatchSealed, &[12, 3]);
+                let other = commits.iter().copied().find(|&c| c != i).unwrap_or(i);
+                add("moved", i, Damage::Copy, &[other]);
+                add("whole", i, Damage::Replace, value);
+                add("body", i, Damage::Sealed, &value[..value.len() - 4]);
+            }
+            if value.starts_with(b"ZHC2") {
+                // A merge commit's merged commit made itself, and one newer than it.
+                let field = |at: usize| u64::from_le_bytes(value[at..at + 8].try_into().expect("8 bytes"));
+                let (seq, merged) = (field(4), field(20));
+                for (what, to) in [("merged-self", seq), ("merged-newer", seq + 1)] {
+                    add(what, i, Damage::PatchSealed, &[&[20u8][..], &(merged ^ to).to_le_bytes()].concat());
+                }
+            }
+        }
+        // A key the database lacks (`history::made_key`), removed: no damage.
+        corpus.add("history", format!("{prefix}-sound"), vec![config, 0xf8, Damage::Remove.byte()]);
+        // A tag naming a commit there is not.
+        corpus.add("history", format!("{prefix}-stray-tag"), {
+            let mut seed = vec![config, 0x84, Damage::Sealed.byte()];
+            seed.extend(b"ZHR1");
+            seed.extend(999u64.to_le_bytes());
+            seed
+        });
+    }
+}
+
 fn npy_seeds(corpus: &mut Corpus) {
     for (name, data_type, shape) in [
         ("int32-2d", DataType::Int32, vec![2u64, 3]),
@@ -469,6 +539,7 @@ mod tests {
                 "codecs" => crate::codecs::run,
                 "commit_log" => crate::commit_log::run,
                 "database" => crate::database::run,
+                "history" => crate::history::run,
                 "metadata" => crate::metadata::run,
                 "npy" => crate::npy::run,
                 "shard_index" => crate::shard_index::run,
@@ -489,7 +560,12 @@ mod tests {
     #[ignore = "writes fuzz/seeds/"]
     fn write_seeds() {
         let fixtures = std::env::var_os("ZARRDB_FUZZ_FIXTURES").map(std::path::PathBuf::from);
-        let corpus = super::corpus(repo(), fixtures.as_deref());
+        let mut corpus = super::corpus(repo(), fixtures.as_deref());
+        // A comma-separated list writes those targets' seeds alone: the others keep theirs (and
+        // the seeds found in the fixtures, which this run may not have).
+        if let Ok(only) = std::env::var("ZARRDB_FUZZ_SEED_TARGETS") {
+            corpus.keep(&only.split(',').collect::<Vec<_>>());
+        }
         for target in TARGETS {
             println!("{target}: {} seeds", corpus.count(target));
         }
