@@ -126,3 +126,32 @@ fn commits_a_reset_of_main_left_are_collected() {
         }
     });
 }
+
+/// `main` reset to a merge commit older than the horizon: its head never expires, and neither
+/// does what it merged, though the branch that made it is gone (the collection once took the
+/// oldest commit of `main` for its head and collected the merged commit).
+#[test]
+fn what_the_head_merged_stays_when_the_head_is_older_than_the_horizon() {
+    each_backend(|db, backend| {
+        db.create_branch("b", &main_ref()).unwrap();
+        let b = db.on_branch("b").unwrap();
+        b.store().set("b/c/0", b"from b").unwrap();
+        let merged = head(db, "b");
+        db.store().set("a/c/1", b"main's own").unwrap();
+        let merge = db.merge(&VersionRef::Branch("b".into()), "main", "merge b").unwrap();
+        let at = head(db, "main");
+        assert!(matches!(merge, zarrdb::db::MergeOutcome::Merged(_)), "{merge:?}");
+        db.delete_branch("b").unwrap();
+        // A branch keeps the merge commit through the expiry, until `main` is back there.
+        db.create_branch("keep", &VersionRef::Commit(at)).unwrap();
+        db.store().set("a/c/2", b"later").unwrap();
+        db.expire(&main_ref()).unwrap();
+        db.reset("main", &VersionRef::Commit(at)).unwrap();
+        db.delete_branch("keep").unwrap();
+        db.collect().unwrap();
+        let version =
+            db.open_version(&VersionRef::Commit(merged)).unwrap_or_else(|e| panic!("{}: {e}", backend.name()));
+        assert_eq!(version.store().get("b/c/0").unwrap().as_deref(), Some(&b"from b"[..]), "{}", backend.name());
+        assert_eq!(db.store().get("b/c/0").unwrap().as_deref(), Some(&b"from b"[..]), "{}", backend.name());
+    });
+}

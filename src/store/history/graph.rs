@@ -163,7 +163,7 @@ pub(crate) fn between(
 
 /// The commits tags and branches other than `main` keep: each tagged commit, every commit on a
 /// branch's ancestry (and on the ancestry of what it merged) down to where it meets `main`'s
-/// ancestry (`chain`, newest first), and the commit where it meets it. A version one of them
+/// ancestry (`chain`, in either order), and the commit where it meets it. A version one of them
 /// reaches reads values only commits up to there wrote, so no collection may fold it away. A
 /// commit of `main` that merged a kept commit off it is kept too, so the next merge of that
 /// branch still starts from there; so is one that merged a commit whose ancestry meets a kept
@@ -177,6 +177,8 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
     // there, a branch be made from it, or a reset leave that commit off `main` with a tag on
     // it): until no kept commit of `main` merges a commit not yet kept.
     let horizon = read::horizon(snap)?;
+    // `main`'s head is the newest commit of its ancestry (`chain` comes in either order).
+    let head = chain.iter().map(|c| c.seq).max().unwrap_or(0);
     // Merged commits whose records are gone: asked for once (asking again each round would
     // never end the loop).
     let mut missing = BTreeSet::new();
@@ -197,7 +199,6 @@ pub(crate) fn protected(snap: &dyn KvSnapshot, chain: &[CommitRecord]) -> Result
             kept.insert(seq);
             todo.extend(parents(snap, &commit)?.into_iter().map(|p| p.seq));
         }
-        let head = chain.first().map_or(0, |c| c.seq);
         todo.extend(
             chain
                 .iter()
