@@ -112,8 +112,11 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         end += 1;
     }
     let into = &chain[end];
+    let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
+    // What the commits kept after the run (and before it) read through merges.
+    let readers = readers(&chain, first..end + 1, &kept_off_main);
     if first == 0 {
-        return into_base(snap, &chain[..=end], &owned).map(Some);
+        return into_base(snap, &chain[..=end], &owned, &readers).map(Some);
     }
     let mut changes = BTreeMap::new();
     let mut freed = Vec::new();
@@ -140,11 +143,14 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     batch.puts.insert(record::commit_key(into.seq), Some(folded.encode()));
     batch.puts.insert(record::changes_key(into.seq), Some(record::encode_changes(&changes)));
     let mut collected = Collected { commits: (end - first) as u64, ..Collected::default() };
-    for (_, entry) in freed.iter().filter(|(_, e)| owned(e)) {
-        batch.puts.insert(record::object_key(entry), None);
-        collected.values += 1;
-        collected.bytes = collected.bytes.saturating_add(entry.len);
-    }
+    freed.retain(|(_, e)| owned(e));
+    // The base, and the folded commit when the run named the value again.
+    let state = |key: &str, entry: &Entry| -> Result<bool, StoreError> {
+        let folded = changes.get(key).and_then(|c| c.new).is_some_and(|e| e.same_value(entry));
+        Ok(folded || at_base(snap, key, entry)?)
+    };
+    let held = held(snap, &state, &readers, &freed)?;
+    free(&mut batch, &mut collected, freed, &held);
     Ok(Some((batch, collected)))
 }
 
@@ -164,31 +170,37 @@ fn orphans(snap: &dyn KvSnapshot, on_main: &BTreeSet<u64>, kept: &BTreeSet<u64>)
     Ok(found)
 }
 
-/// Of the values `written` (a key and its entry), those some kept version reads. Only a merge
-/// brings a value of a commit off `main` into another line, so only the base (the oldest kept
-/// version of `main`), the commits of `main` that merged or stand for a folded run (which may
-/// hold a merge), and the kept commits off `main` are read: not every commit of `main`.
+/// The commits besides the base whose recorded changes can name a value of an older commit:
+/// those of `main` (in `chain`, outside `run`, whose records a step removes or rewrites) that
+/// merged or stand for a folded run (which may hold a merge), and the kept commits off `main`.
+/// Only a merge names a value another commit wrote, so no other commit is read.
+fn readers(chain: &[CommitRecord], run: std::ops::Range<usize>, kept_off_main: &[u64]) -> Vec<u64> {
+    let mut seqs: Vec<u64> = (chain.iter().enumerate())
+        .filter(|(i, c)| !run.contains(i) && c.parent != 0 && (c.merged != 0 || c.oldest_us != c.time_us))
+        .map(|(_, c)| c.seq)
+        .collect();
+    seqs.extend_from_slice(kept_off_main);
+    seqs
+}
+
+/// Of the values `written` (a key and its entry), those some kept version reads: those
+/// `state` names (the base, or the state a step leaves where a run folds) and those the
+/// changes of `readers` name. A value `main` superseded can be named again by a later merge
+/// (of a line that still held it), so being superseded once does not free it.
 fn held(
     snap: &dyn KvSnapshot,
-    chain: &[CommitRecord],
-    kept_off_main: &[u64],
+    state: &dyn Fn(&str, &Entry) -> Result<bool, StoreError>,
+    readers: &[u64],
     written: &[(String, Entry)],
 ) -> Result<BTreeSet<(String, u64, u32)>, StoreError> {
     let wanted: BTreeSet<(&str, u64, u32)> = written.iter().map(|(k, e)| (k.as_str(), e.seq, e.index)).collect();
     let mut held = BTreeSet::new();
     for (key, entry) in written {
-        let base = record::base_key(key);
-        if let Some(bytes) = snap.get(&base)? {
-            let at_base = Entry::decode(&base, &bytes)?;
-            if at_base.same_value(entry) {
-                held.insert((key.clone(), entry.seq, entry.index));
-            }
+        if state(key, entry)? {
+            held.insert((key.clone(), entry.seq, entry.index));
         }
     }
-    // The oldest kept commit's changes are in the base; the others' are read when they merged
-    // or stand for a folded run (which starts before them).
-    let on_main = chain.iter().filter(|c| c.parent != 0 && (c.merged != 0 || c.oldest_us != c.time_us));
-    for seq in on_main.map(|c| c.seq).chain(kept_off_main.iter().copied()) {
+    for &seq in readers {
         for (key, change) in changes_of(snap, seq)? {
             if let Some(e) = change.new.filter(|e| wanted.contains(&(key.as_str(), e.seq, e.index))) {
                 held.insert((key, e.seq, e.index));
@@ -196,6 +208,34 @@ fn held(
         }
     }
     Ok(held)
+}
+
+/// Whether the base names `entry` at `key`.
+fn at_base(snap: &dyn KvSnapshot, key: &str, entry: &Entry) -> Result<bool, StoreError> {
+    let base = record::base_key(key);
+    match snap.get(&base)? {
+        Some(bytes) => Ok(Entry::decode(&base, &bytes)?.same_value(entry)),
+        None => Ok(false),
+    }
+}
+
+/// Delete, in `batch`, the values of `candidates` that no kept version reads (`held`), each
+/// once, and count them.
+fn free(
+    batch: &mut WriteBatch,
+    collected: &mut Collected,
+    candidates: Vec<(String, Entry)>,
+    held: &BTreeSet<(String, u64, u32)>,
+) {
+    let mut done = BTreeSet::new();
+    for (key, entry) in candidates {
+        if held.contains(&(key, entry.seq, entry.index)) || !done.insert((entry.seq, entry.index)) {
+            continue;
+        }
+        batch.puts.insert(record::object_key(&entry), None);
+        collected.values += 1;
+        collected.bytes = collected.bytes.saturating_add(entry.len);
+    }
 }
 
 /// The next step of collecting the commits no ref reaches off `main` (`orphans`), once `main`
@@ -247,7 +287,8 @@ fn orphans_step(
         return Ok(None);
     }
     let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
-    let held = held(snap, chain, &kept_off_main, &written)?;
+    let state = |key: &str, entry: &Entry| at_base(snap, key, entry);
+    let held = held(snap, &state, &readers(chain, 0..0, &kept_off_main), &written)?;
     for (key, entry) in written {
         if held.contains(&(key, entry.seq, entry.index)) {
             continue;
@@ -268,17 +309,20 @@ fn orphans_step(
 /// Fold `run` (the oldest kept commit's state, the base, and the commits after it, all expired
 /// but the last) into the base: the last commit becomes the oldest kept, with the base as its
 /// state. Each change updates the base at its key; the entry it replaces there was read by no
-/// kept version (none is older than the last commit), so its value is deleted. The cost follows
-/// the changes the run recorded, not the size of the base.
+/// kept version older than the last commit, so its value is deleted unless the new base or a
+/// later commit names it again (`held`: a merge can take back a value `main` superseded). The
+/// cost follows the changes the run recorded and the merges kept, not the size of the base.
 fn into_base(
     snap: &dyn KvSnapshot,
     run: &[CommitRecord],
     owned: &dyn Fn(&Entry) -> bool,
+    readers: &[u64],
 ) -> Result<(WriteBatch, Collected), StoreError> {
     let into = run.last().expect("a run ends at a commit");
     let mut batch = WriteBatch::default();
     let mut collected = Collected { commits: (run.len() - 1) as u64, ..Collected::default() };
     let mut base: BTreeMap<String, Option<Entry>> = BTreeMap::new();
+    let mut replaced = Vec::new();
     for commit in &run[1..] {
         let at = record::changes_key(commit.seq);
         for (key, change) in changes_of(snap, commit.seq)? {
@@ -293,13 +337,15 @@ fn into_base(
                 return Err(record::superseded_mismatch(&at));
             }
             if let Some(entry) = now.filter(|e| owned(e)) {
-                batch.puts.insert(record::object_key(&entry), None);
-                collected.values += 1;
-                collected.bytes = collected.bytes.saturating_add(entry.len);
+                replaced.push((key.clone(), entry));
             }
             base.insert(key, change.new);
         }
     }
+    // Every key a value was replaced at is in `base`: it holds the new oldest version there.
+    let state = |key: &str, entry: &Entry| Ok(base.get(key).copied().flatten().is_some_and(|e| e.same_value(entry)));
+    let held = held(snap, &state, readers, &replaced)?;
+    free(&mut batch, &mut collected, replaced, &held);
     for (key, entry) in base {
         batch.puts.insert(record::base_key(&key), entry.map(|e| e.encode().to_vec()));
     }
