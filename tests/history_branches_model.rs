@@ -1,7 +1,9 @@
 //! Branches against a model: random commits to several branches (through handles on them),
-//! branches made at any kept commit and deleted, merges of any branch or commit into any branch
+//! restores of a node or the whole hierarchy to any kept version (which write values of bytes
+//! an older commit wrote, so merges meet sides that agree without sharing a value), branches
+//! made at any kept commit and deleted, merges of any branch or commit into any branch
 //! (up to date, fast-forward, merge commit or conflict, as a model of every commit's parents
-//! predicts from the values' identities and the nodes they change, exactly, collections or
+//! predicts from the values' identities (their bytes where both sides changed a key) and the nodes they change, exactly, collections or
 //! not), resets, tags, expiries, collections and reopenings, on redb, LMDB and sled. After each
 //! step the head of `main` (and, now and then, of every branch) holds exactly its model state;
 //! checks read a kept commit by id, diff two kept commits on any branches, and refuse an expired
@@ -237,7 +239,10 @@ fn predict(model: &Model, into: &str, source: CommitId) -> (CommitId, Predicted)
             continue;
         }
         if at_ours != at_base {
-            conflicts.push(key.clone());
+            // Both sides changed it: two writes of the same bytes (a restore's) agree.
+            if theirs.state.get(key) != ours.state.get(key) {
+                conflicts.push(key.clone());
+            }
             continue;
         }
         match at_theirs {
@@ -258,7 +263,8 @@ fn predict(model: &Model, into: &str, source: CommitId) -> (CommitId, Predicted)
     for (side, other) in [(ours, theirs), (theirs, ours)] {
         for document in KEYS.iter().filter(|k| k.ends_with("/zarr.json")) {
             let document = document.to_string();
-            if !changed(side, &document) || other.ids.get(&document) == side.ids.get(&document) {
+            let alike = changed(other, &document) && other.state.get(&document) == side.state.get(&document);
+            if !changed(side, &document) || alike {
                 continue;
             }
             let prefix = document.trim_end_matches("zarr.json");
@@ -320,6 +326,49 @@ fn commit_step(db: &Database, model: &mut Model, rng: &mut SplitMix, step: u64) 
     next.merged = None;
     model.commits.insert(id, next);
     model.branches.insert(branch, id);
+}
+
+/// A restore of a node (or the whole hierarchy) on a random branch to a random kept version:
+/// the keys under it that differ from then are written again (new values of the same bytes) or
+/// removed, the others keep their values; no commit when nothing differs.
+fn restore_step(db: &Database, model: &mut Model, rng: &mut SplitMix, step: u64) {
+    let branch = model.branch(rng);
+    let (node, prefix) = [("/", ""), ("/a", "a/"), ("/b", "b/")][rng.range(0, 2) as usize];
+    // Half the time another branch's head: the two branches then agree on the node's bytes
+    // without sharing its values, which merges must take as no conflict.
+    let id = match rng.range(0, 1) {
+        0 => model.branches[&model.branch(rng)],
+        _ => model.pick(rng, &model.kept()),
+    };
+    let head = model.branches[&branch];
+    let mut next = model.commits[&head].clone();
+    for key in KEYS.iter().filter(|k| k.starts_with(prefix)) {
+        match model.commits[&id].state.get(*key).cloned() {
+            None => {
+                next.state.remove(*key);
+                next.ids.remove(*key);
+            }
+            Some(value) if next.state.get(*key) != Some(&value) => {
+                model.writes += 1;
+                next.state.insert(key.to_string(), value);
+                next.ids.insert(key.to_string(), model.writes);
+            }
+            Some(_) => {}
+        }
+    }
+    let what = format!("step {step}: restore {node} on {branch} to {id}");
+    let got = handle(db, &branch).restore(node, &VersionRef::Commit(id)).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let now = head_of(db, &branch);
+    assert_eq!(got.id, now, "{what}");
+    if now == head {
+        assert_eq!(next.ids, model.commits[&head].ids, "{what}: nothing differed, no commit");
+        return;
+    }
+    next.parent = Some(head);
+    next.link = Some(head);
+    next.merged = None;
+    model.commits.insert(now, next);
+    model.branches.insert(branch, now);
 }
 
 /// A merge of a random version into a random branch, checked against the model; what it did.
@@ -438,7 +487,11 @@ fn run(backend: Backend, seed: u64) {
     let mut tally = BTreeMap::<&str, u64>::new();
     for step in 0..env_or("ZARRDB_BRANCH_STEPS", 3_400u64) {
         match rng.range(0, 20) {
-            0..=6 => commit_step(&db, &mut model, &mut rng, step),
+            0..=5 => commit_step(&db, &mut model, &mut rng, step),
+            6 => {
+                restore_step(&db, &mut model, &mut rng, step);
+                *tally.entry("restore").or_default() += 1;
+            }
             7..=8 => {
                 let name = format!("b{}", rng.range(0, 5));
                 let id = model.pick(&mut rng, &model.commits.keys().copied().collect::<Vec<_>>());

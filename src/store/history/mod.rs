@@ -611,13 +611,11 @@ pub(crate) mod read {
             if seq == self.head || (seq >= self.horizon && self.on_main.contains(&seq)) {
                 return Ok(false);
             }
-            let kept = match self.kept.take() {
-                Some(kept) => kept,
-                None => graph::protected(snap, &self.chain)?,
-            };
-            let expired = !kept.contains(&seq);
-            self.kept = Some(kept);
-            Ok(expired)
+            // What tags and branches keep is worked out once, at the first commit that needs it.
+            if self.kept.is_none() {
+                self.kept = Some(graph::protected(snap, &self.chain)?);
+            }
+            Ok(!self.kept.as_ref().is_some_and(|kept| kept.contains(&seq)))
         }
     }
 
