@@ -6,9 +6,10 @@
 //! list of changes becomes the changes of the whole run and its own (so every kept version folds
 //! to exactly what it held), its parent becomes the run's parent, and the records of the run go.
 //! A value one commit of the run wrote and a later one (in the run, or the commit it is folded
-//! into) superseded was readable only in the expired versions between the two: it is deleted.
-//! Nothing else is, so collection costs what it frees and what the run recorded, not the size of
-//! the database.
+//! into) superseded was readable only in the expired versions between the two, unless a merge
+//! names it again (`held`): then it stays; otherwise it is deleted. Nothing else is, so
+//! collection costs what it frees, what the run recorded and what kept merges recorded, not the
+//! size of the database.
 //!
 //! Once `main` has no expired commit left, the commits that no ref reaches and that are not on
 //! `main`'s ancestry (a deleted or reset branch left them) go too, with the values only they
