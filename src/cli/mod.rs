@@ -285,7 +285,7 @@ enum Command {
     )]
     Bench {
         /// Workload (repeatable): big_zstd, big_raw, small_chunks, sharded, sharded_partial, list_children,
-        /// append_rows, concurrent_unaligned, group_commit, import_export, compact, history, history_gc.
+        /// append_rows, concurrent_unaligned, group_commit, group_commit_new, import_export, compact, history, history_gc.
         /// Default: the four whole-array ones.
         #[arg(long = "workload")]
         workloads: Vec<String>,

@@ -25,13 +25,14 @@ use super::{CliError, CliResult};
 use target::Target;
 
 /// Workloads that are not whole-array ones.
-const ENGINE_WORKLOADS: [&str; 10] = [
+const ENGINE_WORKLOADS: [&str; 11] = [
     "sharded_partial",
     "list_children",
     "append_rows",
     "band_writes",
     "concurrent_unaligned",
     "group_commit",
+    "group_commit_new",
     "import_export",
     "compact",
     "history",
@@ -118,7 +119,8 @@ pub(crate) fn run(opts: Options) -> CliResult {
                 "append_rows" => append_rows::run(target, opts.runs.max(1))?,
                 "band_writes" => band_writes::run(target, opts.runs.max(1))?,
                 "concurrent_unaligned" => concurrent_unaligned::run(target, opts.runs.max(1))?,
-                "group_commit" => group_commit::run(target, opts.runs.max(1))?,
+                "group_commit" => group_commit::run(target, opts.runs.max(1), group_commit::Chunks::Rewrite)?,
+                "group_commit_new" => group_commit::run(target, opts.runs.max(1), group_commit::Chunks::New)?,
                 "import_export" => import_export::run(target, opts.runs.max(1))?,
                 "compact" => compact::run(target, opts.runs.max(1))?,
                 "history" => vec![history::run(target)?],
@@ -190,8 +192,8 @@ fn print_figure(f: &Value) -> CliResult {
             f["write_and_close_MBps"],
             f["durability"].as_str().unwrap_or(""),
         ),
-        "group_commit" => outln!(
-            "group_commit    {backend:<10} {} thread(s): {} commits/s, fsync {}/s, ratio {} (commits: {})",
+        "group_commit" | "group_commit_new" => outln!(
+            "{workload:<15} {backend:<10} {} thread(s): {} commits/s, fsync {}/s, ratio {} (commits: {})",
             f["threads"],
             f["commits_per_s"],
             f["fsync_per_s"],
