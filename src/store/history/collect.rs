@@ -150,6 +150,8 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         let folded = changes.get(key).and_then(|c| c.new).is_some_and(|e| e.same_value(entry));
         Ok(folded || at_base(snap, key, entry)?)
     };
+    let removed: BTreeSet<u64> = chain[first..=end].iter().map(|c| c.seq).collect();
+    let readers = with_writers(snap, &readers, &freed, &removed)?;
     let held = held(snap, &state, &readers, &freed)?;
     free(&mut batch, &mut collected, freed, &held);
     Ok(Some((batch, collected)))
@@ -182,6 +184,26 @@ fn readers(chain: &[CommitRecord], run: std::ops::Range<usize>, kept_off_main: &
         .collect();
     seqs.extend_from_slice(kept_off_main);
     seqs
+}
+
+/// `readers` with the commits that wrote `candidates` and whose records the step leaves (not
+/// in `removed`): a commit that is no merge names only values it wrote, and one older than a
+/// run (a tagged one, say) reads a value that a merge in the run took back and a later commit
+/// of the run superseded again.
+fn with_writers(
+    snap: &dyn KvSnapshot,
+    readers: &[u64],
+    candidates: &[(String, Entry)],
+    removed: &BTreeSet<u64>,
+) -> Result<Vec<u64>, StoreError> {
+    let mut all: BTreeSet<u64> = readers.iter().copied().collect();
+    let writers: BTreeSet<u64> = candidates.iter().map(|(_, e)| e.seq).filter(|seq| !removed.contains(seq)).collect();
+    for seq in writers {
+        if !all.contains(&seq) && snap.size(&record::commit_key(seq))?.is_some() {
+            all.insert(seq);
+        }
+    }
+    Ok(all.into_iter().collect())
 }
 
 /// Of the values `written` (a key and its entry), those some kept version reads: those
@@ -345,7 +367,9 @@ fn into_base(
     }
     // Every key a value was replaced at is in `base`: it holds the new oldest version there.
     let state = |key: &str, entry: &Entry| Ok(base.get(key).copied().flatten().is_some_and(|e| e.same_value(entry)));
-    let held = held(snap, &state, readers, &replaced)?;
+    let removed: BTreeSet<u64> = run.iter().map(|c| c.seq).collect();
+    let readers = with_writers(snap, readers, &replaced, &removed)?;
+    let held = held(snap, &state, &readers, &replaced)?;
     free(&mut batch, &mut collected, replaced, &held);
     for (key, entry) in base {
         batch.puts.insert(record::base_key(&key), entry.map(|e| e.encode().to_vec()));
