@@ -48,6 +48,18 @@ fn take_back(db: &Database, len: usize) -> (Vec<u8>, CommitId) {
     (e, wrote)
 }
 
+/// Commit twice more, expire everything before the first of the two, collect, and check the
+/// history: the commit kept.
+fn expire_and_collect(db: &Database, what: &str) -> CommitId {
+    commit(db, &[("j", b"2")]);
+    let kept = db.resolve(&branch("main")).unwrap().id;
+    commit(db, &[("j", b"3")]);
+    db.expire(&VersionRef::Commit(kept)).unwrap();
+    db.collect().unwrap();
+    assert!(db.check_history().unwrap().is_empty(), "{what}: {:?}", db.check_history());
+    kept
+}
+
 fn create(backend: Backend, dir: &std::path::Path) -> Database {
     Database::builder().backend(backend).history(true).create(dir.join("r.db")).unwrap()
 }
@@ -63,12 +75,7 @@ fn a_value_main_takes_back_through_a_merge_survives_collection() {
             db.delete_branch("b0").unwrap();
             db.delete_branch("b1").unwrap();
             // The merge that took E back expires too: the version after it is the oldest kept.
-            commit(&db, &[("j", b"2")]);
-            let kept = db.resolve(&branch("main")).unwrap().id;
-            commit(&db, &[("j", b"3")]);
-            db.expire(&VersionRef::Commit(kept)).unwrap();
-            db.collect().unwrap();
-            assert!(db.check_history().unwrap().is_empty(), "{what}: {:?}", db.check_history());
+            let kept = expire_and_collect(&db, &what);
             let then = db.open_version(&VersionRef::Commit(kept)).unwrap();
             assert_eq!(then.store().get("k").unwrap().as_deref(), Some(&e[..]), "{what}");
             assert_eq!(db.store().get("k").unwrap().as_deref(), Some(&e[..]), "{what}");
@@ -94,12 +101,7 @@ fn a_tagged_writer_keeps_a_value_a_later_run_took_back_and_superseded() {
         db.tag("before", &VersionRef::Commit(before)).unwrap();
         db.tag("e", &VersionRef::Commit(wrote)).unwrap();
         commit(&db, &[("k", b"z")]);
-        commit(&db, &[("j", b"2")]);
-        let kept = db.resolve(&branch("main")).unwrap().id;
-        commit(&db, &[("j", b"3")]);
-        db.expire(&VersionRef::Commit(kept)).unwrap();
-        db.collect().unwrap();
-        assert!(db.check_history().unwrap().is_empty(), "{what}: {:?}", db.check_history());
+        expire_and_collect(&db, what);
         let tagged = db.open_version(&VersionRef::Tag("e".into())).unwrap();
         assert_eq!(tagged.store().get("k").unwrap().as_deref(), Some(&e[..]), "{what}");
         assert_eq!(db.store().get("k").unwrap().as_deref(), Some(&b"z"[..]), "{what}");
