@@ -487,11 +487,7 @@ fn run(backend: Backend, seed: u64) {
     let mut tally = BTreeMap::<&str, u64>::new();
     for step in 0..env_or("ZARRDB_BRANCH_STEPS", 3_400u64) {
         match rng.range(0, 20) {
-            0..=5 => commit_step(&db, &mut model, &mut rng, step),
-            6 => {
-                restore_step(&db, &mut model, &mut rng, step);
-                *tally.entry("restore").or_default() += 1;
-            }
+            0..=6 => commit_step(&db, &mut model, &mut rng, step),
             7..=8 => {
                 let name = format!("b{}", rng.range(0, 5));
                 let id = model.pick(&mut rng, &model.commits.keys().copied().collect::<Vec<_>>());
@@ -516,6 +512,10 @@ fn run(backend: Backend, seed: u64) {
                     Err(Error::History(HistoryError::InvalidName { .. })) => assert_eq!(name, MAIN),
                     Err(e) => panic!("step {step}: delete {name}: {e}"),
                 }
+            }
+            9 => {
+                restore_step(&db, &mut model, &mut rng, step);
+                *tally.entry("restore").or_default() += 1;
             }
             10..=12 => *tally.entry(merge_step(&db, &mut model, &mut rng, step)).or_default() += 1,
             13 => {
