@@ -7,9 +7,9 @@
 //! to exactly what it held), its parent becomes the run's parent, and the records of the run go.
 //! A value one commit of the run wrote and a later one (in the run, or the commit it is folded
 //! into) superseded was readable only in the expired versions between the two, unless a merge
-//! names it again (`held`): then it stays; otherwise it is deleted. Nothing else is, so
-//! collection costs what it frees, what the run recorded and what kept merges recorded, not the
-//! size of the database.
+//! named it again, so that a version kept reads it (`held`): then it stays; otherwise it is
+//! deleted. Nothing else is, so collection costs what it frees, what the run recorded and what
+//! the merges left recorded, not the size of the database.
 //!
 //! Once `main` has no expired commit left, the commits that no ref reaches and that are not on
 //! `main`'s ancestry (a deleted or reset branch left them) go too, with the values only they
