@@ -1,7 +1,8 @@
 //! `zarrdb check` and `Database::check_history` on a database that keeps history: a sound one
-//! passes, and each kind of damage to history's own keys (a commit's changes missing, a head
-//! entry naming another value, a large value missing, a parent newer than its child, a tag naming
-//! no commit), made through
+//! passes, and each kind of damage to history's own keys (a large commit's list of changes
+//! missing, a small commit's changes damaged inside its record, a head entry naming another
+//! value, a large value missing, a parent newer than its child, a tag naming no commit), made
+//! through
 //! redb's own crate while the database is closed, is a problem naming its key.
 
 #[path = "common/cli.rs"]
@@ -28,6 +29,12 @@ fn build(path: &Path) {
     db.store().set("notes/n", b"small").unwrap();
     db.store().erase("notes/n").unwrap();
     db.restore("/a", &VersionRef::Tag("v1".into())).unwrap();
+    // Too many changes for the commit's record to hold: they go under `d/`.
+    let txn = db.begin_write().unwrap();
+    for i in 0..40 {
+        txn.store().set(&format!("notes/many/{i:02}"), b"x").unwrap();
+    }
+    txn.commit().unwrap();
     db.tag("v2", &VersionRef::Branch("main".into())).unwrap();
 }
 
@@ -74,9 +81,26 @@ fn a_sound_history_passes_and_damage_is_named() {
     };
 
     let lost_changes = copy("changes.zarrdb");
-    let key = "__zarrdb/h/d/0000000000000002";
+    let listed = keys_under(&lost_changes, "__zarrdb/h/d/");
+    assert_eq!(listed.len(), 1, "only the commit of 40 keys keeps its changes beside its record");
+    let key = String::from_utf8(listed[0].clone()).unwrap();
     edit(&lost_changes, |t| drop(t.remove(key.as_bytes()).unwrap()));
-    check_names(&lost_changes, key);
+    check_names(&lost_changes, &key);
+
+    // A small commit's changes are inside its record, sealed by their own checksum: a byte
+    // flipped there (the record's own checksum made to match) is named at the record.
+    let inner = copy("inner.zarrdb");
+    let key = "__zarrdb/h/c/0000000000000003";
+    edit(&inner, |t| {
+        let mut record = t.get(key.as_bytes()).unwrap().unwrap().value().to_vec();
+        assert_eq!(&record[..4], b"ZHC3", "a small commit's record holds its changes");
+        let body = record.len() - 4;
+        record[body - 8] ^= 0x40;
+        let crc = crc32c::crc32c(&record[..body]);
+        record[body..].copy_from_slice(&crc.to_le_bytes());
+        t.insert(key.as_bytes(), &record[..]).unwrap();
+    });
+    check_names(&inner, key);
 
     let moved_entry = copy("entry.zarrdb");
     edit(&moved_entry, |t| {

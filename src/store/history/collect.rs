@@ -141,8 +141,7 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         bytes: changes.values().filter_map(|c| c.new).map(|e| e.len).fold(0, u64::saturating_add),
         ..into.clone()
     };
-    batch.puts.insert(record::commit_key(into.seq), Some(folded.encode()));
-    batch.puts.insert(record::changes_key(into.seq), Some(record::encode_changes(&changes)));
+    batch.puts.extend(record::commit_puts(&folded, &changes, true));
     let mut collected = Collected { commits: (end - first) as u64, ..Collected::default() };
     freed.retain(|(_, e)| owned(e));
     // The base, and the folded commit when the run named the value again.
@@ -392,7 +391,9 @@ impl HistoryEngine {
     pub fn collect_step(&self, durable: bool, budget: u64) -> Result<Option<Collected>, StoreError> {
         let writer = self.inner.clone().lock_writer()?;
         let snap = self.inner.snapshot()?;
-        let Some((batch, collected)) = step(snap.as_ref(), budget)? else { return Ok(None) };
+        let Some((mut batch, collected)) = step(snap.as_ref(), budget)? else { return Ok(None) };
+        // A folded commit's record may hold its changes.
+        batch.puts.extend(super::upgrade(snap.as_ref())?.map(|(k, v)| (k, Some(v))));
         drop(snap);
         // No branch's fold walks the records this step rewrites (`HistoryEngine::folds`).
         let _folds = (!self.inner.stable_snapshots()).then(|| self.folds.write());

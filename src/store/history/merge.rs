@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::graph;
 use super::record::{self, Change, CommitRecord, Entry};
-use super::{head_of, now_us, supersede, Tip, MAIN};
+use super::{head_of, newest, now_us, supersede, upgrade, Tip, MAIN};
 use crate::error::StoreError;
 use crate::store::kv::{CommitNote, KvSnapshot, WriteBatch};
 
@@ -23,11 +23,6 @@ pub(crate) enum Merged {
     FastForward(u64),
     /// A merge commit joined the two.
     Commit(u64),
-}
-
-/// Upgrade the history's layout, in `batch`, to the one that has branches and merge commits.
-fn upgrade(batch: &mut WriteBatch) {
-    batch.puts.insert(record::meta_key(), Some(record::encode_meta(record::LAYOUT_BRANCHES)));
 }
 
 /// Make the Zarr keys hold `changes`' new entries (`main`'s head moves to them).
@@ -65,6 +60,11 @@ fn move_branch(
     let mut batch = WriteBatch::default();
     if name == MAIN {
         rewrite_head(snap, changes, &mut batch)?;
+        // `main`'s head may be the newest commit, which `last` need not name (layout 3): it
+        // names it before `main` moves off it.
+        let newest =
+            newest(snap)?.ok_or_else(|| record::damaged(&record::last_key(), "the history has no newest commit"))?;
+        batch.puts.insert(record::last_key(), Some(record::encode_ref(newest)));
     }
     batch.puts.insert(record::branch_key(name), Some(record::encode_ref(to)));
     Ok(batch)
@@ -76,7 +76,7 @@ pub(crate) fn create(snap: &dyn KvSnapshot, name: &str, at: u64) -> Result<Optio
         return Ok(None);
     }
     let mut batch = WriteBatch::default();
-    upgrade(&mut batch);
+    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
     batch.puts.insert(record::branch_key(name), Some(record::encode_ref(at)));
     Ok(Some(batch))
 }
@@ -99,7 +99,7 @@ pub(crate) fn reset(snap: &dyn KvSnapshot, name: &str, to: &CommitRecord) -> Res
     let Some(head) = head_of(snap, name)? else { return Ok(None) };
     let changes = graph::between(snap, &head, to)?;
     let mut batch = move_branch(snap, name, &changes, to.seq)?;
-    upgrade(&mut batch);
+    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
     Ok(Some(batch))
 }
 
@@ -130,7 +130,7 @@ pub(crate) fn merge(
     if base.seq == head.seq && (into != MAIN || graph::on_first_parents(snap, &head, source)?) {
         let changes = graph::between(snap, &head, source)?;
         let mut batch = move_branch(snap, into, &changes, source.seq)?;
-        upgrade(&mut batch);
+        batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
         return Ok(Some(Ok((batch, Merged::FastForward(source.seq)))));
     }
     let ours = graph::between(snap, &base, &head)?;
@@ -160,9 +160,8 @@ pub(crate) fn merge(
         author: note.author,
     };
     let mut batch = move_branch(snap, into, &changes, seq)?;
-    upgrade(&mut batch);
-    batch.puts.insert(record::commit_key(seq), Some(commit.encode()));
-    batch.puts.insert(record::changes_key(seq), Some(record::encode_changes(&changes)));
+    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+    batch.puts.extend(record::commit_puts(&commit, &changes, false));
     batch.puts.insert(record::last_key(), Some(record::encode_ref(seq)));
     Ok(Some(Ok((batch, Merged::Commit(seq)))))
 }

@@ -8,8 +8,9 @@
 //! - the Zarr key holds a small entry naming its value ([`record::Entry`]), followed by the value
 //!   when it is small; a larger value is written once, under `__zarrdb/h/o/<commit><index>`, and
 //!   never rewritten; a small one is copied there when a later commit supersedes it;
-//! - the commit's record (parent, time, message), the list of keys it changed with their new
-//!   entries, the newest commit and the `main` branch are written beside them.
+//! - the commit's record (parent, time, message) with the list of keys it changed and their new
+//!   entries (beside the record when the list is long), and the branch's ref, are written beside
+//!   them; `last`, the newest commit, only when that is not `main`'s head ([`newest`]).
 //!
 //! The head reads through the entries; an older version is the fold of the changes of every
 //! commit on its ancestry. The commit's parent is read under the engine's writer lock (taken
@@ -70,6 +71,23 @@ fn read_ref(snap: &dyn KvSnapshot, key: &str) -> Result<Option<u64>, StoreError>
     snap.get(key)?.map(|bytes| record::decode_ref(key, &bytes)).transpose()
 }
 
+/// The number of the newest commit made (numbers are never given out twice): the greater of
+/// `last` and `main`'s head, since a commit on `main` leaves `last` as it was (layout 3).
+fn newest(snap: &dyn KvSnapshot) -> Result<Option<u64>, StoreError> {
+    let last = read_ref(snap, &record::last_key())?;
+    let main = read_ref(snap, &record::branch_key(MAIN))?;
+    Ok(last.max(main))
+}
+
+/// The `meta` record that moves a database's history to the latest layout, when `snap` shows an
+/// older one: every write to history by this build makes records only it reads.
+fn upgrade(snap: &dyn KvSnapshot) -> Result<Option<(String, Vec<u8>)>, StoreError> {
+    let key = record::meta_key();
+    let meta = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the history of the database is missing"))?;
+    Ok((record::check_meta(&key, &meta)? < record::LAYOUT_COMPACT)
+        .then(|| (key, record::encode_meta(record::LAYOUT_COMPACT))))
+}
+
 fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, StoreError> {
     let key = record::commit_key(seq);
     let Some(bytes) = snap.get(&key)? else { return Ok(None) };
@@ -80,11 +98,17 @@ fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, 
     }
 }
 
-/// The changes commit `seq` recorded, in key order.
+/// The changes commit `seq` recorded, in key order: in its record, or beside it.
 fn changes_of(snap: &dyn KvSnapshot, seq: u64) -> Result<Vec<(String, Change)>, StoreError> {
+    let mut changes = Vec::new();
+    let at = record::commit_key(seq);
+    let held = snap.get(&at)?.ok_or_else(|| record::damaged(&at, "the commit whose changes are read is missing"))?;
+    if let (_, Some(inline)) = CommitRecord::decode_with_changes(&at, &held)? {
+        record::decode_changes(&at, inline, |changed, change| changes.push((changed, change)))?;
+        return Ok(changes);
+    }
     let key = record::changes_key(seq);
     let bytes = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the changes of a commit are missing"))?;
-    let mut changes = Vec::new();
     record::decode_changes(&key, &bytes, |changed, change| changes.push((changed, change)))?;
     Ok(changes)
 }
@@ -184,7 +208,7 @@ impl Tip {
 
     fn on(snap: &dyn KvSnapshot, parent: CommitRecord, target: Target) -> Result<Tip, StoreError> {
         let no_tip = || record::damaged(&record::last_key(), "the history of the database has no newest commit");
-        let last = read_ref(snap, &record::last_key())?.ok_or_else(no_tip)?;
+        let last = newest(snap)?.ok_or_else(no_tip)?;
         if last < parent.seq {
             return Err(record::damaged(&record::last_key(), "the newest commit is older than a branch's"));
         }
@@ -268,8 +292,10 @@ impl Recording {
         self.changes.is_empty()
     }
 
-    /// The bookkeeping that makes the changes commit `seq`, on top of `tip`'s branch.
-    fn finish(self, tip: &Tip, note: CommitNote) -> Vec<(String, Vec<u8>)> {
+    /// The bookkeeping that makes the changes commit `seq`, on top of `tip`'s branch: its
+    /// record (and changes), the branch, and `last` unless the branch is `main` (whose head is
+    /// then the newest commit).
+    fn finish(self, tip: &Tip, note: CommitNote) -> Vec<(String, Option<Vec<u8>>)> {
         // Later than the parent's, so a time names one place on a branch.
         let time_us = now_us().max(tip.parent.time_us.saturating_add(1));
         let commit = CommitRecord {
@@ -283,12 +309,12 @@ impl Recording {
             message: note.message,
             author: note.author,
         };
-        vec![
-            (record::commit_key(self.seq), commit.encode()),
-            (record::changes_key(self.seq), record::encode_changes(&self.changes)),
-            (record::branch_key(tip.target.branch()), record::encode_ref(self.seq)),
-            (record::last_key(), record::encode_ref(self.seq)),
-        ]
+        let mut puts = record::commit_puts(&commit, &self.changes, false);
+        puts.push((record::branch_key(tip.target.branch()), Some(record::encode_ref(self.seq))));
+        if !matches!(tip.target, Target::Head) {
+            puts.push((record::last_key(), Some(record::encode_ref(self.seq))));
+        }
+        puts
     }
 }
 
@@ -401,13 +427,16 @@ impl HistoryEngine {
             message: "history begins".to_owned(),
             author: String::new(),
         };
-        vec![
-            (record::meta_key(), record::encode_meta(record::LAYOUT_MAIN_ONLY)),
-            (record::commit_key(1), root.encode()),
-            (record::changes_key(1), record::encode_changes(&BTreeMap::new())),
+        let mut puts: Vec<(String, Vec<u8>)> = record::commit_puts(&root, &BTreeMap::new(), false)
+            .into_iter()
+            .filter_map(|(key, value)| value.map(|v| (key, v)))
+            .collect();
+        puts.extend([
+            (record::meta_key(), record::encode_meta(record::LAYOUT_COMPACT)),
             (record::branch_key(MAIN), record::encode_ref(1)),
             (record::last_key(), record::encode_ref(1)),
-        ]
+        ]);
+        puts
     }
 
     /// The engine's own snapshot: history's keys and the entries as stored.
@@ -466,7 +495,8 @@ impl HistoryEngine {
         }
         out.puts.extend(kept);
         if !recording.changes_nothing() {
-            out.puts.extend(recording.finish(&tip, batch.note).into_iter().map(|(k, v)| (k, Some(v))));
+            out.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+            out.puts.extend(recording.finish(&tip, batch.note));
         }
         Ok(out)
     }
@@ -565,7 +595,7 @@ pub(crate) mod read {
 
     /// The number of the newest commit made (numbers are never given out twice).
     pub fn last(snap: &dyn KvSnapshot) -> Result<u64, StoreError> {
-        Ok(read_ref(snap, &record::last_key())?.unwrap_or(0))
+        Ok(super::newest(snap)?.unwrap_or(0))
     }
 
     /// The expiry horizon ([`expire`]): 0 before the first expiry.
@@ -678,6 +708,13 @@ pub(crate) mod read {
     /// problems found, each with the key it is about; the walk stops at one that leaves
     /// nothing further to check. It reads the whole history.
     pub fn verify(snap: Arc<dyn KvSnapshot>) -> Result<Vec<(String, String)>, StoreError> {
+        // A commit's changes are in its record or beside it: a problem is named where it is.
+        fn damage_at(error: &StoreError, otherwise: &str) -> String {
+            match error {
+                StoreError::Damaged { key, .. } => key.clone(),
+                _ => otherwise.to_owned(),
+            }
+        }
         let mut problems = Vec::new();
         let mut note = |key: &str, error: StoreError| problems.push((key.to_owned(), error.to_string()));
         let tip = match Tip::read(snap.as_ref()) {
@@ -736,7 +773,7 @@ pub(crate) mod read {
             let changes = match changes_of(snap.as_ref(), seq) {
                 Ok(changes) => changes,
                 Err(e @ StoreError::Damaged { .. }) => {
-                    note(&key, e);
+                    note(&damage_at(&e, &key), e);
                     return Ok(problems);
                 }
                 Err(e) => return Err(e),
@@ -805,7 +842,26 @@ pub(crate) mod read {
                         reached.insert((entry.seq, entry.index));
                     }
                 }
-                Err(e) => note(&record::changes_key(seq), e),
+                Err(e) => note(&damage_at(&e, &record::changes_key(seq)), e),
+            }
+        }
+        // A list of changes no commit reads (its commit gone, or holding its changes itself)
+        // is a leak too.
+        for key in snap.keys(&record::changes_prefix())? {
+            let Some(seq) = record::parse_changes_key(&key) else {
+                note(&key, record::damaged(&key, "a key among the lists of changes that names no commit"));
+                continue;
+            };
+            let at = record::commit_key(seq);
+            let read = match snap.get(&at)? {
+                Some(bytes) => CommitRecord::decode_with_changes(&at, &bytes).map(|(_, inline)| inline.is_none()),
+                None => Ok(false),
+            };
+            match read {
+                Ok(true) => {}
+                Ok(false) => note(&key, record::damaged(&key, "a list of changes no commit reads is kept")),
+                // Named at the record, above.
+                Err(_) => {}
             }
         }
         // A value no version reads is a leak: a collection or a commit left it behind.
@@ -938,10 +994,13 @@ impl KvBulk for HistoryBulk {
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
         let HistoryBulk { mut inner, snap, tip, mut recording, note, .. } = *self;
-        drop(snap);
         if !recording.changes_nothing() {
-            inner.put(recording.finish(&tip, note))?;
+            let mut puts: Vec<(String, Vec<u8>)> = upgrade(snap.as_ref())?.into_iter().collect();
+            // A new commit's bookkeeping removes nothing.
+            puts.extend(recording.finish(&tip, note).into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+            inner.put(puts)?;
         }
+        drop(snap);
         inner.commit(durable)
     }
 }

@@ -14,8 +14,15 @@ pub(crate) const PREFIX: &str = "__zarrdb/h/";
 /// The layout of history in the `meta` record: 1 has `main` alone; 2 may have other branches
 /// and merge commits (`ZHC2` records), which a build that reads only 1 would mistake for
 /// damage or, worse, collect under. History starts in 1 and moves to 2 when a branch is made.
+///
+/// 3 keeps a small commit's changes inside its record (`ZHC3`, no `d/` key) and writes `last`
+/// only when the newest commit is not `main`'s head (the newest is the greater of the two), so
+/// a commit on `main` writes two records where 2 wrote four. A build that reads 2 would take
+/// either for damage; this one reads every layout, and its first write to history moves a
+/// database to 3.
 pub(crate) const LAYOUT_MAIN_ONLY: u32 = 1;
 pub(crate) const LAYOUT_BRANCHES: u32 = 2;
+pub(crate) const LAYOUT_COMPACT: u32 = 3;
 
 pub(crate) fn meta_key() -> String {
     format!("{PREFIX}meta")
@@ -85,11 +92,24 @@ pub(crate) fn parse_object_key(key: &str) -> Option<(u64, u32)> {
 /// The commit number a key among the commits names (the inverse of [`commit_key`]); `None`
 /// for a key that is not one.
 pub(crate) fn parse_commit_key(key: &str) -> Option<u64> {
-    let digits = key.strip_prefix(PREFIX)?.strip_prefix("c/")?;
+    parse_numbered(key, "c/")
+}
+
+/// The commit number a key among the lists of changes names (the inverse of [`changes_key`]).
+pub(crate) fn parse_changes_key(key: &str) -> Option<u64> {
+    parse_numbered(key, "d/")
+}
+
+fn parse_numbered(key: &str, under: &str) -> Option<u64> {
+    let digits = key.strip_prefix(PREFIX)?.strip_prefix(under)?;
     if !hex_digits(digits, 16) {
         return None;
     }
     u64::from_str_radix(digits, 16).ok()
+}
+
+pub(crate) fn changes_prefix() -> String {
+    format!("{PREFIX}d/")
 }
 
 pub(crate) fn branch_key(name: &str) -> String {
@@ -224,6 +244,13 @@ pub(crate) struct CommitRecord {
 const COMMIT_MAGIC: &[u8; 4] = b"ZHC1";
 /// A merge commit's record: [`COMMIT_MAGIC`]'s fields with the merged commit after the parent.
 const MERGE_MAGIC: &[u8; 4] = b"ZHC2";
+/// A commit's record with its changes (layout 3): [`MERGE_MAGIC`]'s fields (the merged commit 0
+/// for any other commit), then the length (u32) and bytes of the changes as [`encode_changes`]
+/// writes them under [`changes_key`], which such a commit does not have.
+const INLINE_MAGIC: &[u8; 4] = b"ZHC3";
+/// The most bytes of changes a commit's record holds (layout 3); more go under [`changes_key`],
+/// so a walk along the commits (a log, an ancestry) never reads a large list it does not need.
+pub(crate) const INLINE_CHANGES: usize = 1536;
 const CHANGES_MAGIC: &[u8; 4] = b"ZHD1";
 const META_MAGIC: &[u8; 4] = b"ZHM1";
 const REF_MAGIC: &[u8; 4] = b"ZHR1";
@@ -257,12 +284,12 @@ fn unseal_any<'a>(key: &str, bytes: &'a [u8], magics: &[&[u8; 4]]) -> Result<(us
 }
 
 /// Reads little-endian fields off a record, failing (never panicking) when it ends too soon.
-struct Reader<'a> {
-    key: &'a str,
+struct Reader<'k, 'a> {
+    key: &'k str,
     rest: &'a [u8],
 }
 
-impl<'a> Reader<'a> {
+impl<'a> Reader<'_, 'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
         if self.rest.len() < n {
             return Err(damaged(self.key, "a history record ends inside a field"));
@@ -301,24 +328,40 @@ fn put_text(out: &mut Vec<u8>, text: &str) {
 }
 
 impl CommitRecord {
-    /// A commit that merged nothing keeps the first layout's record, which every build reads.
+    /// The record alone, its changes under [`changes_key`] (or, for the oldest commit kept, in
+    /// the base). A commit that merged nothing keeps the first layout's record.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = match self.merged {
-            0 => COMMIT_MAGIC.to_vec(),
-            _ => MERGE_MAGIC.to_vec(),
+        self.encode_as(None)
+    }
+
+    /// The record, with `changes` (as [`encode_changes`] writes them) inside when given.
+    fn encode_as(&self, changes: Option<&[u8]>) -> Vec<u8> {
+        let mut out = match (changes, self.merged) {
+            (Some(_), _) => INLINE_MAGIC.to_vec(),
+            (None, 0) => COMMIT_MAGIC.to_vec(),
+            (None, _) => MERGE_MAGIC.to_vec(),
         };
-        let merged = (self.merged != 0).then_some(self.merged);
+        let merged = (changes.is_some() || self.merged != 0).then_some(self.merged);
         let numbers = [Some(self.seq), Some(self.parent), merged, Some(self.time_us), Some(self.oldest_us)];
         for n in numbers.into_iter().flatten().chain([self.changes, self.bytes]) {
             out.extend_from_slice(&n.to_le_bytes());
         }
         put_text(&mut out, &self.message);
         put_text(&mut out, &self.author);
+        if let Some(changes) = changes {
+            out.extend_from_slice(&(changes.len() as u32).to_le_bytes());
+            out.extend_from_slice(changes);
+        }
         seal(out)
     }
 
     pub fn decode(key: &str, bytes: &[u8]) -> Result<CommitRecord, StoreError> {
-        let (which, rest) = unseal_any(key, bytes, &[COMMIT_MAGIC, MERGE_MAGIC])?;
+        CommitRecord::decode_with_changes(key, bytes).map(|(record, _)| record)
+    }
+
+    /// The record, and the bytes of its changes when it holds them (layout 3's small commits).
+    pub fn decode_with_changes<'a>(key: &str, bytes: &'a [u8]) -> Result<(CommitRecord, Option<&'a [u8]>), StoreError> {
+        let (which, rest) = unseal_any(key, bytes, &[COMMIT_MAGIC, MERGE_MAGIC, INLINE_MAGIC])?;
         let mut r = Reader { key, rest };
         let record = CommitRecord {
             seq: r.u64()?,
@@ -334,8 +377,34 @@ impl CommitRecord {
             message: r.text()?,
             author: r.text()?,
         };
+        let changes = match which {
+            2 => {
+                let len = r.u32()? as usize;
+                Some(r.take(len)?)
+            }
+            _ => None,
+        };
         r.end()?;
-        Ok(record)
+        Ok((record, changes))
+    }
+}
+
+/// What makes `commit` with `changes`: its record under [`commit_key`], holding the changes
+/// when they are small, else beside them under [`changes_key`]. A collection that `rewrites` a
+/// commit removes the list the record now holds; a new commit has none to remove.
+pub(crate) fn commit_puts(
+    commit: &CommitRecord,
+    changes: &BTreeMap<String, Change>,
+    rewrites: bool,
+) -> Vec<(String, Option<Vec<u8>>)> {
+    let encoded = encode_changes(changes);
+    match encoded.len() <= INLINE_CHANGES {
+        true => {
+            let mut puts = vec![(commit_key(commit.seq), Some(commit.encode_as(Some(&encoded))))];
+            puts.extend(rewrites.then(|| (changes_key(commit.seq), None)));
+            puts
+        }
+        false => vec![(commit_key(commit.seq), Some(commit.encode())), (changes_key(commit.seq), Some(encoded))],
     }
 }
 
@@ -397,7 +466,7 @@ pub(crate) fn check_meta(key: &str, bytes: &[u8]) -> Result<u32, StoreError> {
     let layout = r.u32()?;
     r.end()?;
     match layout {
-        LAYOUT_MAIN_ONLY | LAYOUT_BRANCHES => Ok(layout),
+        LAYOUT_MAIN_ONLY | LAYOUT_BRANCHES | LAYOUT_COMPACT => Ok(layout),
         _ => Err(damaged(key, "history in a layout this build does not read")),
     }
 }
@@ -471,6 +540,8 @@ mod tests {
             assert_eq!(parse_object_key(bad), None, "{bad}");
         }
         assert_eq!(parse_commit_key(&commit_key(0x7a)), Some(0x7a));
+        assert_eq!(parse_changes_key(&changes_key(0x7a)), Some(0x7a));
+        assert_eq!(parse_changes_key(&commit_key(0x7a)), None);
         for bad in [
             "__zarrdb/h/c/",
             "__zarrdb/h/c/+00000000000007a",
@@ -480,7 +551,7 @@ mod tests {
             assert_eq!(parse_commit_key(bad), None, "{bad}");
         }
         assert_eq!(check_meta("k", &encode_meta(LAYOUT_BRANCHES)).unwrap(), LAYOUT_BRANCHES);
-        assert!(check_meta("k", &encode_meta(3)).is_err(), "a layout from a later build");
+        assert!(check_meta("k", &encode_meta(4)).is_err(), "a layout from a later build");
         assert!(Entry::decode("k", &[1, 0, 0]).is_err());
         let inline = Entry { inline: true, seq: 9, index: 0, len: 3 };
         let mut head = inline.encode().to_vec();

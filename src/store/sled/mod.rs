@@ -323,6 +323,17 @@ impl KvSnapshot for SledView {
         pieces::size(&self.tree, key)
     }
 
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        // A whole value is read where sled holds it; one in pieces is put together first.
+        if let Some(whole) = self.tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? {
+            read(&whole);
+            return Ok(true);
+        }
+        let Some(value) = pieces::read(&self.tree, key, whole)? else { return Ok(false) };
+        read(&value);
+        Ok(true)
+    }
+
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
         for raw in self.tree.range(from.as_bytes()..).keys() {
             let raw = raw.map_err(engine_error(NAME, "list", from))?;
