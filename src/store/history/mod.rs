@@ -36,7 +36,7 @@ use crate::error::{CompactError, StoreError};
 use crate::key::RESERVED_PREFIX;
 
 pub(crate) use collect::{Collected, STEP_CHANGES};
-pub(crate) use record::{Change, CommitRecord as Commit, Entry as HistoryEntry};
+pub(crate) use record::{decode_changes, Change, CommitRecord as Commit, Entry as HistoryEntry};
 
 /// The branch whose head the Zarr keys hold, and the one commits go to unless a store is opened
 /// on another.

@@ -331,11 +331,11 @@ impl CommitRecord {
     /// The record alone, its changes under [`changes_key`] (or, for the oldest commit kept, in
     /// the base). A commit that merged nothing keeps the first layout's record.
     pub fn encode(&self) -> Vec<u8> {
-        self.encode_as(None)
+        self.encode_with(None)
     }
 
     /// The record, with `changes` (as [`encode_changes`] writes them) inside when given.
-    fn encode_as(&self, changes: Option<&[u8]>) -> Vec<u8> {
+    pub fn encode_with(&self, changes: Option<&[u8]>) -> Vec<u8> {
         let mut out = match (changes, self.merged) {
             (Some(_), _) => INLINE_MAGIC.to_vec(),
             (None, 0) => COMMIT_MAGIC.to_vec(),
@@ -400,7 +400,7 @@ pub(crate) fn commit_puts(
     let encoded = encode_changes(changes);
     match encoded.len() <= INLINE_CHANGES {
         true => {
-            let mut puts = vec![(commit_key(commit.seq), Some(commit.encode_as(Some(&encoded))))];
+            let mut puts = vec![(commit_key(commit.seq), Some(commit.encode_with(Some(&encoded))))];
             puts.extend(rewrites.then(|| (changes_key(commit.seq), None)));
             puts
         }
