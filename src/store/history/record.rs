@@ -533,6 +533,24 @@ mod tests {
         .unwrap();
         assert_eq!(back, changes);
         assert!(decode_changes("k", &record.encode(), |_, _| ()).is_err(), "a record of another kind");
+
+        // Layout 3: a small list inside the record, a large one beside it.
+        let small = commit_puts(&merge, &changes, false);
+        assert_eq!(small.len(), 1, "the record alone");
+        let held = small[0].1.as_ref().unwrap();
+        assert_eq!(&held[..4], INLINE_MAGIC);
+        let (decoded, inline) = CommitRecord::decode_with_changes("k", held).unwrap();
+        assert_eq!((decoded, inline), (merge.clone(), Some(&bytes_of(&changes)[..])));
+        for cut in 0..held.len() {
+            assert!(CommitRecord::decode("k", &held[..cut]).is_err(), "cut at {cut}");
+        }
+        let rewritten = commit_puts(&record, &changes, true);
+        assert_eq!(rewritten[1], (changes_key(7), None), "a rewrite removes the list beside");
+        let many: BTreeMap<String, Change> =
+            (0..60).map(|i| (format!("a/c/{i:03}"), Change { old: None, new: Some(far) })).collect();
+        let large = commit_puts(&record, &many, false);
+        assert_eq!(large[0], (commit_key(7), Some(record.encode())));
+        assert_eq!(large[1], (changes_key(7), Some(bytes_of(&many))));
         assert_eq!(decode_ref("k", &encode_ref(42)).unwrap(), 42);
         assert_eq!(parse_object_key(&object_key(&far)), Some((7, 2)));
         for bad in ["__zarrdb/h/o/", "__zarrdb/h/o/000000000000000700000002x", "__zarrdb/h/c/000000000000000700000002"]
@@ -560,6 +578,10 @@ mod tests {
         assert!(Entry::decode_head("k", &head[..head.len() - 1]).is_err(), "a value cut short");
         let far = Entry { inline: false, ..inline };
         assert!(Entry::decode_head("k", &[&far.encode()[..], b"x"].concat()).is_err(), "bytes after a reference");
+    }
+
+    fn bytes_of(changes: &BTreeMap<String, Change>) -> Vec<u8> {
+        encode_changes(changes)
     }
 
     #[test]
