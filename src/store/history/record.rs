@@ -540,7 +540,7 @@ mod tests {
         let held = small[0].1.as_ref().unwrap();
         assert_eq!(&held[..4], INLINE_MAGIC);
         let (decoded, inline) = CommitRecord::decode_with_changes("k", held).unwrap();
-        assert_eq!((decoded, inline), (merge.clone(), Some(&bytes_of(&changes)[..])));
+        assert_eq!((decoded, inline), (merge.clone(), Some(&encode_changes(&changes)[..])));
         for cut in 0..held.len() {
             assert!(CommitRecord::decode("k", &held[..cut]).is_err(), "cut at {cut}");
         }
@@ -550,7 +550,7 @@ mod tests {
             (0..60).map(|i| (format!("a/c/{i:03}"), Change { old: None, new: Some(far) })).collect();
         let large = commit_puts(&record, &many, false);
         assert_eq!(large[0], (commit_key(7), Some(record.encode())));
-        assert_eq!(large[1], (changes_key(7), Some(bytes_of(&many))));
+        assert_eq!(large[1], (changes_key(7), Some(encode_changes(&many))));
         assert_eq!(decode_ref("k", &encode_ref(42)).unwrap(), 42);
         assert_eq!(parse_object_key(&object_key(&far)), Some((7, 2)));
         for bad in ["__zarrdb/h/o/", "__zarrdb/h/o/000000000000000700000002x", "__zarrdb/h/c/000000000000000700000002"]
@@ -578,10 +578,6 @@ mod tests {
         assert!(Entry::decode_head("k", &head[..head.len() - 1]).is_err(), "a value cut short");
         let far = Entry { inline: false, ..inline };
         assert!(Entry::decode_head("k", &[&far.encode()[..], b"x"].concat()).is_err(), "bytes after a reference");
-    }
-
-    fn bytes_of(changes: &BTreeMap<String, Change>) -> Vec<u8> {
-        encode_changes(changes)
     }
 
     #[test]
