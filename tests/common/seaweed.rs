@@ -91,12 +91,29 @@ pub struct Weed {
 
 impl Weed {
     /// A server on free ports with an empty data folder, ready for writes, the tests' bucket made.
+    ///
+    /// The ports are free when picked, but another process (parallel test binaries start servers
+    /// too) can bind one before `weed` does: a server that ends saying so is started again on new
+    /// ports and a new folder, a few times.
     pub fn start() -> Result<Weed, String> {
-        let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
-        let ports = [free_port(), free_port(), free_port()];
-        let mut weed = Weed { s3: free_port(), ports, data, pid: Arc::new(AtomicI32::new(0)) };
-        weed.restart()?;
-        Ok(weed)
+        const ATTEMPTS: usize = 5;
+        let mut taken = String::new();
+        for _ in 0..ATTEMPTS {
+            let data = tempfile::tempdir().expect("a folder for SeaweedFS").keep();
+            let ports = [free_port(), free_port(), free_port()];
+            let mut weed = Weed { s3: free_port(), ports, data, pid: Arc::new(AtomicI32::new(0)) };
+            match weed.restart() {
+                Ok(()) => return Ok(weed),
+                Err(why) => {
+                    let log = std::fs::read_to_string(weed.data.join("weed.log")).unwrap_or_default();
+                    if !log.contains("address already in use") {
+                        return Err(why);
+                    }
+                    taken = why;
+                }
+            }
+        }
+        Err(format!("SeaweedFS found a port taken in each of {ATTEMPTS} attempts; the last: {taken}"))
     }
 
     /// The `AWS_*` variables for this server, process-wide: set them before any store reads them.
