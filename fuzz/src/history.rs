@@ -25,6 +25,8 @@ use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability, Erro
 const HISTORY: &str = "__zarrdb/h/";
 /// The branches and tags [`build`] makes (`gone` is a deleted tag), and a name no one has.
 const NAMES: [&str; 6] = ["main", "dev", "v1", "v2", "gone", "none"];
+/// The array of [`build`]'s commit whose changes are kept beside its record (24 chunks).
+pub const MANY: &str = "a_group_of_chunks_with_a_long_name_each";
 /// Commit numbers looked up by id: every commit [`build`] makes, and a few past them.
 const MAX_SEQ: u64 = 14;
 
@@ -91,7 +93,8 @@ fn commit(db: &Database, message: &str, write: impl FnOnce(Arc<dyn Store>) -> Re
 }
 
 /// The history every input starts from: a value outside its entry (the chunk of `/a`) and inline
-/// ones (the chunks of `/s`, the documents), overwritten and removed values, a branch with
+/// ones (the chunks of `/s`, the documents), a commit whose changes are kept beside its record,
+/// overwritten and removed values, a branch with
 /// commits of its own merged into `main` (a merge commit), a tag on each side of the merge, a
 /// deleted tag; with `collected`, an expiry and a collection of what only the expired commits
 /// read, then one more commit.
@@ -103,6 +106,12 @@ pub fn build(backend: Backend, path: &Path, collected: bool) -> Result<(), Error
         a.write_region(&[0], &[5000], &big)?;
         let s = Array::create(store, "/s", ArrayMetadata::new(DataType::UInt8, vec![8], vec![4]))?;
         s.write_region(&[0], &[8], &[1u8, 2, 3, 4, 5, 6, 7, 8])
+    })?;
+    // Changes too many to fit in the commit's record: kept beside it, under `d/`.
+    commit(&db, "many", |store| {
+        let meta = ArrayMetadata::new(DataType::UInt8, vec![24], vec![1]);
+        let many = Array::create(store, &format!("/{MANY}"), meta)?;
+        many.write_region(&[0], &[24], &[3u8; 24])
     })?;
     db.tag("v1", &main_ref())?;
     db.create_branch("dev", &main_ref())?;

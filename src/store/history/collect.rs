@@ -393,7 +393,7 @@ impl HistoryEngine {
         let snap = self.inner.snapshot()?;
         let Some((mut batch, collected)) = step(snap.as_ref(), budget)? else { return Ok(None) };
         // A folded commit's record may hold its changes.
-        batch.puts.extend(super::upgrade(snap.as_ref())?.map(|(k, v)| (k, Some(v))));
+        super::upgrade_into(snap.as_ref(), &mut batch)?;
         drop(snap);
         // No branch's fold walks the records this step rewrites (`HistoryEngine::folds`).
         let _folds = (!self.inner.stable_snapshots()).then(|| self.folds.write());

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::graph;
 use super::record::{self, Change, CommitRecord, Entry};
-use super::{head_of, newest, now_us, supersede, upgrade, Tip, MAIN};
+use super::{head_of, newest, now_us, supersede, upgrade_into, Tip, MAIN};
 use crate::error::StoreError;
 use crate::store::kv::{CommitNote, KvSnapshot, WriteBatch};
 
@@ -76,7 +76,7 @@ pub(crate) fn create(snap: &dyn KvSnapshot, name: &str, at: u64) -> Result<Optio
         return Ok(None);
     }
     let mut batch = WriteBatch::default();
-    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+    upgrade_into(snap, &mut batch)?;
     batch.puts.insert(record::branch_key(name), Some(record::encode_ref(at)));
     Ok(Some(batch))
 }
@@ -99,7 +99,7 @@ pub(crate) fn reset(snap: &dyn KvSnapshot, name: &str, to: &CommitRecord) -> Res
     let Some(head) = head_of(snap, name)? else { return Ok(None) };
     let changes = graph::between(snap, &head, to)?;
     let mut batch = move_branch(snap, name, &changes, to.seq)?;
-    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+    upgrade_into(snap, &mut batch)?;
     Ok(Some(batch))
 }
 
@@ -130,7 +130,7 @@ pub(crate) fn merge(
     if base.seq == head.seq && (into != MAIN || graph::on_first_parents(snap, &head, source)?) {
         let changes = graph::between(snap, &head, source)?;
         let mut batch = move_branch(snap, into, &changes, source.seq)?;
-        batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+        upgrade_into(snap, &mut batch)?;
         return Ok(Some(Ok((batch, Merged::FastForward(source.seq)))));
     }
     let ours = graph::between(snap, &base, &head)?;
@@ -160,7 +160,7 @@ pub(crate) fn merge(
         author: note.author,
     };
     let mut batch = move_branch(snap, into, &changes, seq)?;
-    batch.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+    upgrade_into(snap, &mut batch)?;
     batch.puts.extend(record::commit_puts(&commit, &changes, false));
     batch.puts.insert(record::last_key(), Some(record::encode_ref(seq)));
     Ok(Some(Ok((batch, Merged::Commit(seq)))))

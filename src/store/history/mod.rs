@@ -88,6 +88,14 @@ fn upgrade(snap: &dyn KvSnapshot) -> Result<Option<(String, Vec<u8>)>, StoreErro
         .then(|| (key, record::encode_meta(record::LAYOUT_COMPACT))))
 }
 
+/// [`upgrade`], put into `batch` when there is one.
+fn upgrade_into(snap: &dyn KvSnapshot, batch: &mut WriteBatch) -> Result<(), StoreError> {
+    if let Some((key, meta)) = upgrade(snap)? {
+        batch.puts.insert(key, Some(meta));
+    }
+    Ok(())
+}
+
 fn read_commit(snap: &dyn KvSnapshot, seq: u64) -> Result<Option<CommitRecord>, StoreError> {
     let key = record::commit_key(seq);
     let Some(bytes) = snap.get(&key)? else { return Ok(None) };
@@ -495,7 +503,7 @@ impl HistoryEngine {
         }
         out.puts.extend(kept);
         if !recording.changes_nothing() {
-            out.puts.extend(upgrade(snap)?.map(|(k, v)| (k, Some(v))));
+            upgrade_into(snap, &mut out)?;
             out.puts.extend(recording.finish(&tip, batch.note));
         }
         Ok(out)
