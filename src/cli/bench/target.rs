@@ -12,8 +12,18 @@ use crate::cli::CliError;
 /// The backends `zarrdb bench` knows.
 /// `lmdb-log` is LMDB with the commit log (`DatabaseBuilder::lmdb_commit_log`); a `-history`
 /// suffix makes a database that keeps history (`DatabaseBuilder::history`), to measure its cost.
-pub(crate) const BACKENDS: [&str; 9] =
-    ["redb", "lmdb", "lmdb-log", "sled", "directory", "memory", "redb-history", "lmdb-history", "sled-history"];
+pub(crate) const BACKENDS: [&str; 10] = [
+    "redb",
+    "lmdb",
+    "lmdb-log",
+    "sled",
+    "directory",
+    "memory",
+    "redb-history",
+    "lmdb-history",
+    "lmdb-log-history",
+    "sled-history",
+];
 
 pub(crate) struct Target {
     pub name: String,
@@ -35,7 +45,7 @@ impl Target {
     pub fn backend(&self) -> Option<Backend> {
         match self.name.as_str() {
             "redb" | "redb-history" => Some(Backend::Redb),
-            "lmdb" | "lmdb-log" | "lmdb-history" => Some(Backend::Lmdb),
+            "lmdb" | "lmdb-log" | "lmdb-history" | "lmdb-log-history" => Some(Backend::Lmdb),
             "sled" | "sled-history" => Some(Backend::Sled),
             _ => None,
         }
@@ -44,7 +54,7 @@ impl Target {
     /// How its databases are opened.
     pub fn builder(&self) -> DatabaseBuilder {
         let mut builder = Database::builder();
-        builder.durability(self.durability).lmdb_commit_log(self.name == "lmdb-log");
+        builder.durability(self.durability).lmdb_commit_log(self.name.starts_with("lmdb-log"));
         builder.history(self.name.ends_with("-history"));
         if let Some(backend) = self.backend() {
             builder.backend(backend);
