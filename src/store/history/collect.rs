@@ -99,8 +99,9 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
     let expired = |c: &CommitRecord| c.seq < horizon && !kept.contains(&c.seq) && c.seq != tip.parent.seq;
     // A value a commit off `main` wrote that a merge brought in is that commit's to keep.
     let owned = |e: &Entry| on_main.contains(&e.seq) || !kept.contains(&e.seq);
+    let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
     let Some(first) = chain.iter().position(expired) else {
-        return orphans_step(snap, &chain, &on_main, &kept, budget);
+        return orphans_step(snap, &chain, &on_main, &kept, &kept_off_main, budget);
     };
     // The run: expired commits from `first`, up to the budget; `into` is the commit after it.
     let mut end = first;
@@ -113,7 +114,6 @@ pub(crate) fn step(snap: &dyn KvSnapshot, budget: u64) -> Result<Option<(WriteBa
         end += 1;
     }
     let into = &chain[end];
-    let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
     // What the commits kept after the run (and before it) read through merges.
     let readers = readers(&chain, first..end + 1, &kept_off_main);
     if first == 0 {
@@ -217,6 +217,10 @@ fn held(
 ) -> Result<BTreeSet<(String, u64, u32)>, StoreError> {
     let wanted: BTreeSet<(&str, u64, u32)> = written.iter().map(|(k, e)| (k.as_str(), e.seq, e.index)).collect();
     let mut held = BTreeSet::new();
+    // A step that frees nothing reads no reader's changes.
+    if wanted.is_empty() {
+        return Ok(held);
+    }
     for (key, entry) in written {
         if state(key, entry)? {
             held.insert((key.clone(), entry.seq, entry.index));
@@ -272,6 +276,7 @@ fn orphans_step(
     chain: &[CommitRecord],
     on_main: &BTreeSet<u64>,
     kept: &BTreeSet<u64>,
+    kept_off_main: &[u64],
     budget: u64,
 ) -> Result<Option<(WriteBatch, Collected)>, StoreError> {
     let mut batch = WriteBatch::default();
@@ -308,9 +313,8 @@ fn orphans_step(
     if collected.commits == 0 {
         return Ok(None);
     }
-    let kept_off_main: Vec<u64> = kept.iter().copied().filter(|seq| !on_main.contains(seq)).collect();
     let state = |key: &str, entry: &Entry| at_base(snap, key, entry);
-    let held = held(snap, &state, &readers(chain, 0..0, &kept_off_main), &written)?;
+    let held = held(snap, &state, &readers(chain, 0..0, kept_off_main), &written)?;
     for (key, entry) in written {
         if held.contains(&(key, entry.seq, entry.index)) {
             continue;
