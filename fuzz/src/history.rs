@@ -94,10 +94,9 @@ fn commit(db: &Database, message: &str, write: impl FnOnce(Arc<dyn Store>) -> Re
 
 /// The history every input starts from: a value outside its entry (the chunk of `/a`) and inline
 /// ones (the chunks of `/s`, the documents), a commit whose changes are kept beside its record,
-/// overwritten and removed values, a branch with
-/// commits of its own merged into `main` (a merge commit), a tag on each side of the merge, a
-/// deleted tag; with `collected`, an expiry and a collection of what only the expired commits
-/// read, then one more commit.
+/// overwritten and removed values, a branch with commits of its own merged into `main` (a merge
+/// commit), a tag on each side of the merge, a deleted tag; with `collected`, an expiry and a
+/// collection of what only the expired commits read, then one more commit.
 pub fn build(backend: Backend, path: &Path, collected: bool) -> Result<(), Error> {
     let db = builder(backend).create(path)?;
     let big: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
