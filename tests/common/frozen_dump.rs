@@ -20,6 +20,14 @@ pub fn escaped(bytes: &[u8]) -> String {
     bytes.iter().flat_map(|&b| std::ascii::escape_default(b)).map(char::from).collect()
 }
 
+/// A value as the dump lists it: whole up to [`WHOLE`] bytes, else by its CRC-32C.
+pub fn shown(value: &[u8]) -> String {
+    match value.len() <= WHOLE {
+        true => escaped(value),
+        false => format!("crc32c {:08x}", crc32c::crc32c(value)),
+    }
+}
+
 /// Every entry of the closed database at `path`, through the engine's own crate.
 fn entries(backend: Backend, path: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
     match backend {
@@ -91,10 +99,8 @@ pub fn dump(backend: Backend, path: &Path, mask: impl Fn(&[u8], &[u8]) -> Option
             let path = std::str::from_utf8(&value[8..]).expect("a UTF-8 path");
             assert!(path.ends_with("-log") || path.contains("-log.") || path.ends_with("zarrdb-log"), "{path}");
             "<log id> <absolute path of the log>".to_owned()
-        } else if value.len() <= WHOLE {
-            escaped(&value)
         } else {
-            format!("crc32c {:08x}", crc32c::crc32c(&value))
+            shown(&value)
         };
         // The log's path, and so the record's length, follows the temporary folder.
         let size = if key == COMMIT_LOG_FILE { "8 + path".to_owned() } else { value.len().to_string() };
