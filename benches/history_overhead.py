@@ -2,6 +2,7 @@
 
     python3 benches/history_overhead.py target/release/zarrdb [--rounds 6] [--backend redb ...]
         [--workload group_commit --workload group_commit_new | --workload big_zstd ...]
+        [--against OTHER_BINARY]
 
 Each round runs `zarrdb bench --workload W... --runs 1` once per backend with and without
 history (`redb` and `redb-history`, ...), the order of the two reversed every other round
@@ -11,6 +12,11 @@ with the ratio of history on to off. The default workloads are `group_commit`, w
 16 chunks (a database with history keeps every old value), and `group_commit_new`, which writes
 a new chunk each time (both grow alike): together they tell history's bookkeeping from the
 cost of keeping every version.
+
+`--against OTHER` adds a third variant to every round: history on with another build of zarrdb
+(an earlier commit, say), so a change to history's layout is measured against the one before it
+and against history off in the same run. Each figure comes with its quartiles over the rounds:
+a single round of a durable workload moves by more than the budget it is compared with.
 """
 
 from __future__ import annotations
@@ -37,28 +43,40 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--backend", action="append", help="redb, lmdb, sled (default: all three)")
     parser.add_argument("--workload", action="append", help="default: group_commit, group_commit_new")
+    parser.add_argument("--against", help="another zarrdb binary, run with history on in the same rounds")
     args = parser.parse_args()
     backends = args.backend or ["redb", "lmdb", "sled"]
     workloads = args.workload or ["group_commit", "group_commit_new"]
-    seen: dict[tuple[str, str, str, str], list[float]] = {}
+    # (workload, backend, threads, figure, variant) -> one figure per round
+    seen: dict[tuple[str, str, str, str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for round_index in range(args.rounds):
             for backend in backends:
-                pair = [backend, f"{backend}-history"]
-                for variant in pair if round_index % 2 == 0 else pair[::-1]:
-                    for f in once(args.binary, workloads, variant, folder):
+                variants = [("off", args.binary, backend), ("on", args.binary, f"{backend}-history")]
+                if args.against:
+                    variants.append(("against", args.against, f"{backend}-history"))
+                for name, binary, target in variants if round_index % 2 == 0 else variants[::-1]:
+                    for f in once(binary, workloads, target, folder):
                         for figure in FIGURES:
                             if figure in f:
-                                key = (f["workload"], f["backend"], str(f.get("threads", "")), figure)
+                                key = (f["workload"], backend, str(f.get("threads", "")), figure, name)
                                 seen.setdefault(key, []).append(f[figure])
-    print(f"{'workload':<17} {'backend':<6} {'threads':>7} {'figure':<14} {'off':>8} {'on':>8} {'on/off':>7}")
-    for (workload, backend, threads, figure), runs in sorted(seen.items()):
-        if backend.endswith("-history"):
-            continue
-        off = statistics.median(runs)
-        on = statistics.median(seen[(workload, f"{backend}-history", threads, figure)])
-        print(f"{workload:<17} {backend:<6} {threads:>7} {figure:<14} {off:>8.0f} {on:>8.0f} {on / off:>7.2f}")
-    print(f"(medians of {args.rounds} rounds)")
+    names = ["off", "on"] + (["against"] if args.against else [])
+    header = f"{'workload':<17} {'backend':<6} {'threads':>7} {'figure':<14}"
+    for name in names:
+        header += f" {name + ' (quartiles)':>22}" + ("" if name == "off" else f" {name + '/off':>11}")
+    print(header)
+    for workload, backend, threads, figure in sorted({k[:4] for k in seen}):
+        off = statistics.median(seen[(workload, backend, threads, figure, "off")])
+        line = f"{workload:<17} {backend:<6} {threads:>7} {figure:<14}"
+        for name in names:
+            runs = seen[(workload, backend, threads, figure, name)]
+            low, _, high = statistics.quantiles(runs, n=4) if len(runs) > 1 else (runs[0],) * 3
+            line += f" {statistics.median(runs):>8.0f} ({low:>5.0f}-{high:<5.0f})"
+            if name != "off":
+                line += f" {statistics.median(runs) / off:>11.2f}"
+        print(line)
+    print(f"(medians of {args.rounds} rounds" + (f"; against: {args.against})" if args.against else ")"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 //! Databases with history (format 6) written by earlier builds open with this one:
-//! `tests/fixtures/format/<backend>-6h1` (history layout 1: `main` alone) and `-6h2` (layout 2:
-//! branches, a merge commit, a deleted branch collected), made by `make_history_fixture.rs`
+//! `tests/fixtures/format/<backend>-6h1` (history layout 1: `main` alone), `-6h2` (layout 2:
+//! branches, a merge commit, a deleted branch collected) and `-6h3` (layout 3: records holding
+//! their changes, a deleted tag, a commit whose changes sit beside its record, `main`'s ref at
+//! its head), made by `make_history_fixture.rs`
 //! (README.md there). On a copy of each: a read-only open reads every tag and branch exactly
 //! (values inline at their entry and under their object keys, a base table and folded records
 //! left by a collection), `main`'s log, a diff, a clean `check_history`, and leaves the files
@@ -23,13 +25,16 @@ use make_history_fixture::{value, versions, State};
 use zarrdb::db::{MergeOutcome, VersionRef};
 use zarrdb::{Backend, Database};
 
-const FIXTURES: [(&str, Backend, u32); 6] = [
+const FIXTURES: [(&str, Backend, u32); 9] = [
     ("redb-6h1.zarrdb", Backend::Redb, 1),
     ("lmdb-6h1", Backend::Lmdb, 1),
     ("sled-6h1", Backend::Sled, 1),
     ("redb-6h2.zarrdb", Backend::Redb, 2),
     ("lmdb-6h2", Backend::Lmdb, 2),
     ("sled-6h2", Backend::Sled, 2),
+    ("redb-6h3.zarrdb", Backend::Redb, 3),
+    ("lmdb-6h3", Backend::Lmdb, 3),
+    ("sled-6h3", Backend::Sled, 3),
 ];
 
 fn name(name: &str) -> VersionRef {

@@ -1,8 +1,9 @@
 //! The current history layout is frozen, as `tests/format_frozen.rs` freezes the format of each
 //! backend: a database with history built from fixed inputs (`make_history_fixture.rs`'s
-//! `build`, layout 3: tags, a deleted tag, branches, a deleted branch's commits collected, a merge
+//! `build`, layout 4: tags, a deleted tag, branches, a deleted branch's commits collected, a merge
 //! commit, an expiry and a collection that left a base table and a folded record, values at their
-//! entry and under their object keys, a commit whose changes sit beside its record) must hold,
+//! entry and under their object keys, a commit whose changes sit beside its record, large new
+//! values at their entry, `main`'s ref behind its head) must hold,
 //! key for key and byte for byte, what `tests/fixtures/format/frozen-history-<backend>.txt`
 //! lists. A change to how history lays out its records fails here until history's layout number
 //! (`__zarrdb/h/meta`) or the format number is bumped and the dump made again, which this test
@@ -82,7 +83,7 @@ fn the_current_history_layout_is_frozen() {
     for backend in [Backend::Redb, Backend::Lmdb, Backend::Sled] {
         let path = dir.path().join(backend.name());
         let db = Database::builder().backend(backend).history(true).create(&path).unwrap();
-        make_history_fixture::build(&db, 3).unwrap();
+        make_history_fixture::build(&db, 4).unwrap();
         drop(db);
         let now = dump(backend, &path);
         let remedy = "a change to history's records needs a new history layout (src/store/history/record.rs) or \

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::graph;
 use super::record::{self, Change, CommitRecord, Entry};
-use super::{head_of, newest, now_us, supersede, upgrade_into, Tip, MAIN};
+use super::{head_of, newest, now_us, settle_main, supersede, upgrade_into, Tip, MAIN};
 use crate::error::StoreError;
 use crate::store::kv::{CommitNote, KvSnapshot, WriteBatch};
 
@@ -160,6 +160,10 @@ pub(crate) fn merge(
         author: note.author,
     };
     let mut batch = move_branch(snap, into, &changes, seq)?;
+    if into != MAIN {
+        // `last` hides `main`'s commits past its ref (layout 4).
+        settle_main(snap, &mut batch.puts)?;
+    }
     upgrade_into(snap, &mut batch)?;
     batch.puts.extend(record::commit_puts(&commit, &changes, false));
     batch.puts.insert(record::last_key(), Some(record::encode_ref(seq)));

@@ -66,9 +66,60 @@ pub(crate) struct HistoryEngine {
     folds: Arc<RwLock<()>>,
 }
 
-/// Read a ref or counter stored under `key`.
+/// Read a ref or counter stored under `key`; `main`'s is its head ([`main_ref`]).
 fn read_ref(snap: &dyn KvSnapshot, key: &str) -> Result<Option<u64>, StoreError> {
+    if key == record::branch_key(MAIN) {
+        return Ok(main_ref(snap)?.map(|main| main.head));
+    }
+    stored_ref(snap, key)
+}
+
+/// The ref or counter as stored under `key`.
+fn stored_ref(snap: &dyn KvSnapshot, key: &str) -> Result<Option<u64>, StoreError> {
     snap.get(key)?.map(|bytes| record::decode_ref(key, &bytes)).transpose()
+}
+
+/// `main`'s ref as stored, and `main`'s head.
+#[derive(Clone, Copy)]
+struct MainRef {
+    stored: u64,
+    head: u64,
+}
+
+/// Where `main` is (layout 4): a commit on `main` moves the ref only now and then, and sets no
+/// `last`, while every other commit sets `last` and brings the ref to `main`'s head first. So the
+/// records after the greater of the two are `main`'s newest commits, and its head is the newest
+/// of them, or the ref when there are none. (In layouts 1 to 3 there are none.)
+fn main_ref(snap: &dyn KvSnapshot) -> Result<Option<MainRef>, StoreError> {
+    let Some(stored) = stored_ref(snap, &record::branch_key(MAIN))? else { return Ok(None) };
+    let last = stored_ref(snap, &record::last_key())?.unwrap_or(0);
+    let prefix = record::commits_prefix();
+    let mut head = stored;
+    // A commit moves the ref before `main` runs this far past it: more is damage, and bounds the
+    // walk whatever a damaged file holds.
+    for _ in 0..record::MAIN_REF_EVERY {
+        let Some(after) = head.max(last).checked_add(1) else { break };
+        let Some(found) = snap.next_key(&record::commit_key(after), &prefix)? else {
+            return Ok(Some(MainRef { stored, head }));
+        };
+        head = record::parse_commit_key(&found)
+            .ok_or_else(|| record::damaged(&found, "a key among the commits' records names no commit"))?;
+    }
+    match head.max(last).checked_add(1).map(|after| snap.next_key(&record::commit_key(after), &prefix)).transpose()? {
+        Some(Some(found)) => {
+            Err(record::damaged(&found, "main's head runs further past its ref than a commit lets it"))
+        }
+        _ => Ok(Some(MainRef { stored, head })),
+    }
+}
+
+/// Bring `main`'s ref to its head, into `puts`, when it is behind: before a write sets `last`
+/// (which would hide the commits after the ref) or moves the ref itself.
+fn settle_main(snap: &dyn KvSnapshot, puts: &mut impl Extend<(String, Option<Vec<u8>>)>) -> Result<(), StoreError> {
+    if let Some(main) = main_ref(snap)?.filter(|main| main.stored != main.head) {
+        puts.extend([(record::branch_key(MAIN), Some(record::encode_ref(main.head)))]);
+    }
+    Ok(())
 }
 
 /// The number of the newest commit made (numbers are never given out twice): the greater of
@@ -84,8 +135,8 @@ fn newest(snap: &dyn KvSnapshot) -> Result<Option<u64>, StoreError> {
 fn upgrade(snap: &dyn KvSnapshot) -> Result<Option<(String, Vec<u8>)>, StoreError> {
     let key = record::meta_key();
     let meta = snap.get(&key)?.ok_or_else(|| record::damaged(&key, "the history of the database is missing"))?;
-    Ok((record::check_meta(&key, &meta)? < record::LAYOUT_COMPACT)
-        .then(|| (key, record::encode_meta(record::LAYOUT_COMPACT))))
+    Ok((record::check_meta(&key, &meta)? < record::LAYOUT_LAZY_MAIN)
+        .then(|| (key, record::encode_meta(record::LAYOUT_LAZY_MAIN))))
 }
 
 /// [`upgrade`], put into `batch` when there is one.
@@ -164,13 +215,6 @@ enum Target {
 }
 
 impl Target {
-    fn branch(&self) -> &str {
-        match self {
-            Target::Head => MAIN,
-            Target::Branch { name, .. } => name,
-        }
-    }
-
     /// The entry `key` holds on the branch before the commit. On `main` a small value that the
     /// commit supersedes is copied under its object key (`keep`), so older versions still read it.
     fn old(
@@ -204,23 +248,33 @@ struct Tip {
     /// The commit the branch points at, and its record.
     parent: CommitRecord,
     target: Target,
+    /// Where `main` is.
+    main: MainRef,
 }
 
 impl Tip {
     /// `main`'s.
     fn read(snap: &dyn KvSnapshot) -> Result<Tip, StoreError> {
-        let branch = record::branch_key(MAIN);
-        let parent = head_of(snap, MAIN)?.ok_or_else(|| record::damaged(&branch, "the main branch is missing"))?;
-        Tip::on(snap, parent, Target::Head)
+        let main = Tip::main(snap)?;
+        let missing = || record::damaged(&record::commit_key(main.head), "the commit a branch points at is missing");
+        let parent = read_commit(snap, main.head)?.ok_or_else(missing)?;
+        Tip::with(snap, parent, Target::Head, main)
     }
 
     fn on(snap: &dyn KvSnapshot, parent: CommitRecord, target: Target) -> Result<Tip, StoreError> {
-        let no_tip = || record::damaged(&record::last_key(), "the history of the database has no newest commit");
-        let last = newest(snap)?.ok_or_else(no_tip)?;
+        Tip::with(snap, parent, target, Tip::main(snap)?)
+    }
+
+    fn main(snap: &dyn KvSnapshot) -> Result<MainRef, StoreError> {
+        main_ref(snap)?.ok_or_else(|| record::damaged(&record::branch_key(MAIN), "the main branch is missing"))
+    }
+
+    fn with(snap: &dyn KvSnapshot, parent: CommitRecord, target: Target, main: MainRef) -> Result<Tip, StoreError> {
+        let last = stored_ref(snap, &record::last_key())?.unwrap_or(0).max(main.head);
         if last < parent.seq {
             return Err(record::damaged(&record::last_key(), "the newest commit is older than a branch's"));
         }
-        Ok(Tip { last, parent, target })
+        Ok(Tip { last, parent, target, main })
     }
 
     /// The number the next commit takes; refused when its record exists already (a damaged or
@@ -284,7 +338,15 @@ impl Recording {
             operation: "a commit of more than 4,294,967,295 values",
         })?;
         let len = value.len();
-        let entry = Entry { inline: inline && len <= record::INLINE_LIMIT, seq: self.seq, index, len: len as u64 };
+        // A value whose key held none stays at its key whatever its size, as without history: a
+        // new key is then one place to write. A value that supersedes another goes under its
+        // object key when it is large, so rewriting a key copies no large value out again.
+        let entry = Entry {
+            inline: inline && (len <= record::INLINE_LIMIT || old.is_none()),
+            seq: self.seq,
+            index,
+            len: len as u64,
+        };
         self.bytes = self.bytes.saturating_add(len as u64);
         self.change(key, old, Some(entry));
         Ok(match entry.inline {
@@ -318,9 +380,21 @@ impl Recording {
             author: note.author,
         };
         let mut puts = record::commit_puts(&commit, &self.changes, false);
-        puts.push((record::branch_key(tip.target.branch()), Some(record::encode_ref(self.seq))));
-        if !matches!(tip.target, Target::Head) {
-            puts.push((record::last_key(), Some(record::encode_ref(self.seq))));
+        let main = record::branch_key(MAIN);
+        match &tip.target {
+            // Layout 4: `main`'s head is found past its ref, so the ref moves now and then.
+            Target::Head => {
+                if self.seq.saturating_sub(tip.main.stored) >= record::MAIN_REF_EVERY {
+                    puts.push((main, Some(record::encode_ref(self.seq))));
+                }
+            }
+            Target::Branch { name, .. } => {
+                if tip.main.stored != tip.main.head {
+                    puts.push((main, Some(record::encode_ref(tip.main.head))));
+                }
+                puts.push((record::branch_key(name), Some(record::encode_ref(self.seq))));
+                puts.push((record::last_key(), Some(record::encode_ref(self.seq))));
+            }
         }
         puts
     }
@@ -440,7 +514,7 @@ impl HistoryEngine {
             .filter_map(|(key, value)| value.map(|v| (key, v)))
             .collect();
         puts.extend([
-            (record::meta_key(), record::encode_meta(record::LAYOUT_COMPACT)),
+            (record::meta_key(), record::encode_meta(record::LAYOUT_LAZY_MAIN)),
             (record::branch_key(MAIN), record::encode_ref(1)),
             (record::last_key(), record::encode_ref(1)),
         ]);

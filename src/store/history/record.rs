@@ -20,9 +20,23 @@ pub(crate) const PREFIX: &str = "__zarrdb/h/";
 /// a commit on `main` writes two records where 2 wrote four. A build that reads 2 would take
 /// either for damage; this one reads every layout, and its first write to history moves a
 /// database to 3.
+///
+/// 4 leaves `main`'s ref behind its head: a commit on `main` moves the ref only once the head is
+/// [`MAIN_REF_EVERY`] commits past it, and `main`'s head is the newest record after the greater
+/// of the ref and `last` (every write that sets `last` brings the ref to the head first). A value
+/// whose key held none stays at its key whatever its size. A commit on `main` then writes its
+/// record and the key it changes, where 3 also wrote the ref and, for a large value, its object
+/// key. A build that reads 3 would take `main` to be where its ref stands: this one refuses such
+/// a build the database, reads every layout, and its first write to history moves a database
+/// to 4.
 pub(crate) const LAYOUT_MAIN_ONLY: u32 = 1;
 pub(crate) const LAYOUT_BRANCHES: u32 = 2;
 pub(crate) const LAYOUT_COMPACT: u32 = 3;
+pub(crate) const LAYOUT_LAZY_MAIN: u32 = 4;
+
+/// How far `main`'s head may run ahead of its ref (layout 4): reading the head seeks past the ref
+/// once per commit it is behind, and a commit that moves the ref writes one more leaf.
+pub(crate) const MAIN_REF_EVERY: u64 = 8;
 
 pub(crate) fn meta_key() -> String {
     format!("{PREFIX}meta")
@@ -466,7 +480,7 @@ pub(crate) fn check_meta(key: &str, bytes: &[u8]) -> Result<u32, StoreError> {
     let layout = r.u32()?;
     r.end()?;
     match layout {
-        LAYOUT_MAIN_ONLY | LAYOUT_BRANCHES | LAYOUT_COMPACT => Ok(layout),
+        LAYOUT_MAIN_ONLY | LAYOUT_BRANCHES | LAYOUT_COMPACT | LAYOUT_LAZY_MAIN => Ok(layout),
         _ => Err(damaged(key, "history in a layout this build does not read")),
     }
 }
@@ -569,7 +583,8 @@ mod tests {
             assert_eq!(parse_commit_key(bad), None, "{bad}");
         }
         assert_eq!(check_meta("k", &encode_meta(LAYOUT_BRANCHES)).unwrap(), LAYOUT_BRANCHES);
-        assert!(check_meta("k", &encode_meta(4)).is_err(), "a layout from a later build");
+        assert_eq!(check_meta("k", &encode_meta(LAYOUT_LAZY_MAIN)).unwrap(), LAYOUT_LAZY_MAIN);
+        assert!(check_meta("k", &encode_meta(5)).is_err(), "a layout from a later build");
         assert!(Entry::decode("k", &[1, 0, 0]).is_err());
         let inline = Entry { inline: true, seq: 9, index: 0, len: 3 };
         let mut head = inline.encode().to_vec();
