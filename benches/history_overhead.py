@@ -15,7 +15,8 @@ cost of keeping every version.
 
 `--against OTHER` adds a third variant to every round: history on with another build of zarrdb
 (an earlier commit, say), so a change to history's layout is measured against the one before it
-and against history off in the same run. Each figure comes with its quartiles over the rounds:
+and against history off in the same run. The variants take turns at each place in a round's
+order (a multiple of 6 rounds gives each the same share of every place). Each figure comes with its quartiles over the rounds:
 a single round of a durable workload moves by more than the budget it is compared with.
 """
 
@@ -55,7 +56,11 @@ def main() -> None:
                 variants = [("off", args.binary, backend), ("on", args.binary, f"{backend}-history")]
                 if args.against:
                     variants.append(("against", args.against, f"{backend}-history"))
-                for name, binary, target in variants if round_index % 2 == 0 else variants[::-1]:
+                # Every variant takes every place in the order in turn: a run after another's
+                # files were removed can be slower or faster than the first of a round.
+                turn = round_index % len(variants)
+                order = variants[turn:] + variants[:turn]
+                for name, binary, target in order if (round_index // len(variants)) % 2 == 0 else order[::-1]:
                     for f in once(binary, workloads, target, folder):
                         for figure in FIGURES:
                             if figure in f:
