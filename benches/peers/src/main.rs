@@ -1,10 +1,11 @@
 //! One measurement in a fresh process: write or read one shared workload (../shared/bench) with
-//! zarrdb (redb or LMDB) or with zarrs on a directory, and print the seconds it took as one JSON
-//! line. `run.py` beside this file runs it, tensorstore and zarr-python in turn and prints ratios.
+//! zarrdb (redb or LMDB, with or without history) or with zarrs on a directory, and print the
+//! seconds it took as one JSON line. `run.py` beside this file runs it, tensorstore and
+//! zarr-python in turn and prints ratios.
 //!
 //! ```text
 //! peer TARGET PHASE WORKLOAD PATH --workloads FILE [--fast] [--sync]
-//!   TARGET   redb | lmdb | zarrs
+//!   TARGET   redb | lmdb | redb-history | lmdb-history | zarrs
 //!   PHASE    write | read
 //!   --fast   zarrdb only: fast commits (made durable at close, which is timed)
 //!   --sync   zarrs only: fsync every file and folder written, timed with the write
@@ -100,13 +101,14 @@ fn sync_tree(dir: &Path) -> Result<()> {
 fn zarrdb_run(args: &Args, shape: &[u64], chunks: &[u64], data: Option<&[u8]>) -> Result<Vec<u8>> {
     use zarrdb::metadata::NamedConfig;
     use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Durability};
-    let backend = if args.target == "lmdb" { Backend::Lmdb } else { Backend::Redb };
+    let backend = if args.target.starts_with("lmdb") { Backend::Lmdb } else { Backend::Redb };
     let durability = if args.fast { Durability::Fast } else { Durability::Durable };
+    let history = args.target.ends_with("-history");
     let file = args.path.join("db");
     let origin = vec![0; shape.len()];
     match data {
         Some(bytes) => {
-            let db = Database::builder().backend(backend).durability(durability).create(&file)?;
+            let db = Database::builder().backend(backend).durability(durability).history(history).create(&file)?;
             let mut meta = ArrayMetadata::new(DataType::Float32, shape.to_vec(), chunks.to_vec());
             meta.codecs = NamedConfig::parse_list(&args.workload["codecs"])?;
             let array = Array::create(db.store(), "/bench", meta)?;
@@ -242,7 +244,7 @@ fn main() -> Result<()> {
     let chunks = shape_of(&args.workload, "chunks");
     let data = bench_bytes(shape.iter().product());
     let run = |data: Option<&[u8]>| match args.target.as_str() {
-        "redb" | "lmdb" => zarrdb_run(&args, &shape, &chunks, data),
+        "redb" | "lmdb" | "redb-history" | "lmdb-history" => zarrdb_run(&args, &shape, &chunks, data),
         "zarrs" => zarrs_run(&args, &shape, &chunks, data),
         other => Err(format!("unknown target {other}").into()),
     };

@@ -1,7 +1,9 @@
 //! `history`: what history costs on a database that keeps it (any backend; the `-history`
 //! suffix is implied). One array of one-element chunks, `ZARRDB_BENCH_HISTORY_KEYS` of them
 //! (default 1,000,000), written in one commit; then
-//! - tag: the time to tag the newest commit (median of 11 tags);
+//! - tag: the time to tag the newest commit (median of 11 tags), and, alternated with the tags,
+//!   a durable commit of one small key in a database of the same backend without history: what
+//!   any tag costs at least on this disk (median of 11);
 //! - diff: `Database::diff` of two versions 10 chunks apart, with `ZARRDB_BENCH_HISTORY_COMMITS`
 //!   (default 100) commits of 10 chunks each between the base and the last (median of 11);
 //! - open: the time to open the tagged base version (median of 5);
@@ -44,12 +46,22 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
     let write_s = start.elapsed().as_secs_f64();
 
     let main = VersionRef::Branch("main".into());
-    let mut tag_ms = Vec::new();
+    let floor_path = target.path().with_file_name(format!("{}-small-commits", target.name));
+    let floor = small_commits_beside(target, &floor_path)?;
+    let (mut tag_ms, mut small_commit_ms) = (Vec::new(), Vec::new());
     for i in 0..11 {
         let start = Instant::now();
         db.tag(&format!("t{i}"), &main)?;
         tag_ms.push(ms(start));
+        let start = Instant::now();
+        let txn = floor.begin_write()?;
+        txn.store().set("k", &[i as u8])?;
+        txn.commit()?;
+        small_commit_ms.push(ms(start));
     }
+    drop(floor);
+    let _ = std::fs::remove_dir_all(&floor_path);
+    let _ = std::fs::remove_file(&floor_path);
     let base = VersionRef::Tag("t0".into());
     let mut last = None;
     for c in 0..commits.max(1) {
@@ -97,10 +109,18 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
         "commits_between": commits,
         "write_s": round(write_s, 3),
         "tag_ms": round(median(tag_ms), 3),
+        "small_commit_ms": round(median(small_commit_ms), 3),
         "diff_ms": round(median(diff_ms), 3),
         "diff_keys": changed,
         "open_version_ms": round(median(open_ms), 1),
         "read_version_chunks_per_s": round(keys as f64 / median(version_s), 0),
         "read_head_chunks_per_s": round(keys as f64 / median(head_s), 0),
     }))
+}
+
+/// A database of `target`'s backend and durability, without history, at `path` (made afresh).
+fn small_commits_beside(target: &Target, path: &std::path::Path) -> Result<zarrdb::Database, zarrdb::Error> {
+    let _ = std::fs::remove_dir_all(path);
+    let _ = std::fs::remove_file(path);
+    target.builder().history(false).create(path)
 }

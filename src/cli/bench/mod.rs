@@ -151,9 +151,10 @@ fn print_figure(f: &Value) -> CliResult {
             f["regions_per_s"], f["bytes_fetched_per_region"], f["inner_chunk_bytes"], f["index_bytes"]
         ),
         "history" => outln!(
-            "history         {backend:<10} {} chunk keys: tag {} ms, diff {} ms ({} keys, {} commits apart), open a version {} ms, read version {} / head {} chunks/s",
+            "history         {backend:<10} {} chunk keys: tag {} ms (a small commit without history {} ms), diff {} ms ({} keys, {} commits apart), open a version {} ms, read version {} / head {} chunks/s",
             f["chunk_keys"],
             f["tag_ms"],
+            f["small_commit_ms"],
             f["diff_ms"],
             f["diff_keys"],
             f["commits_between"],
