@@ -60,8 +60,7 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
         small_commit_ms.push(ms(start));
     }
     drop(floor);
-    let _ = std::fs::remove_dir_all(&floor_path);
-    let _ = std::fs::remove_file(&floor_path);
+    super::target::remove_path(&floor_path);
     let base = VersionRef::Tag("t0".into());
     let mut last = None;
     for c in 0..commits.max(1) {
@@ -120,7 +119,6 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
 
 /// A database of `target`'s backend and durability, without history, at `path` (made afresh).
 fn small_commits_beside(target: &Target, path: &std::path::Path) -> Result<zarrdb::Database, zarrdb::Error> {
-    let _ = std::fs::remove_dir_all(path);
-    let _ = std::fs::remove_file(path);
+    super::target::remove_path(path);
     target.builder().history(false).create(path)
 }

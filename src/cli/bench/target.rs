@@ -132,7 +132,13 @@ impl Target {
     /// Delete what the backend wrote.
     pub fn remove(&self) {
         *self.memory.lock() = None;
-        let _ = std::fs::remove_dir_all(&self.path);
-        let _ = std::fs::remove_file(&self.path);
+        remove_path(&self.path);
     }
+}
+
+/// Delete the database a bench made at `path` inside its own `--dir`: a folder (LMDB, sled)
+/// or a file (redb), whichever is there.
+pub fn remove_path(path: &std::path::Path) {
+    let _ = std::fs::remove_dir_all(path);
+    let _ = std::fs::remove_file(path);
 }
