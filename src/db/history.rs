@@ -362,7 +362,7 @@ impl Database {
     pub fn open_version(&self, at: &VersionRef) -> Result<Snapshot, Error> {
         let (_writer, snap) = self.history_view()?;
         let commit = self.shared.resolve(snap.as_ref(), at)?;
-        let version = read::version(snap, &commit)?;
+        let version = read::version(snap, &commit, self.stable_snapshots())?;
         Ok(Snapshot::of_version(&self.shared, version))
     }
 }

@@ -765,8 +765,28 @@ pub(crate) mod read {
         Ok(entries)
     }
 
-    /// The version made by commit `at`, read through `snap`.
-    pub fn version(snap: Arc<dyn KvSnapshot>, at: &CommitRecord) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+    /// The version made by commit `at`, read through `snap`. Where `snap` does not change
+    /// (`stable`) and the version is on `main`'s first-parent line, it reads as `main`'s head
+    /// but for the keys changed since ([`view::Behind`]): opening it costs what changed since,
+    /// and its reads what the head's cost. Otherwise the entries of every key are folded from
+    /// the oldest version kept.
+    pub fn version(
+        snap: Arc<dyn KvSnapshot>,
+        at: &CommitRecord,
+        stable: bool,
+    ) -> Result<Arc<dyn KvSnapshot>, StoreError> {
+        if stable {
+            if let Some(changes) = changes_between(snap.as_ref(), at, &main(snap.as_ref())?)? {
+                let changed: BTreeMap<String, Option<Entry>> =
+                    changes.into_iter().map(|(key, change)| (key, change.old)).collect();
+                let entries = changed.iter().filter_map(|(key, entry)| entry.map(|e| (key.clone(), e))).collect();
+                return Ok(Arc::new(view::Behind {
+                    head: view::Head { inner: snap.clone() },
+                    version: view::Version { inner: snap, entries: Arc::new(entries), seq: at.seq },
+                    changed: Arc::new(changed),
+                }));
+            }
+        }
         let entries = Arc::new(entries(snap.as_ref(), at)?);
         Ok(Arc::new(view::Version { inner: snap, entries, seq: at.seq }))
     }

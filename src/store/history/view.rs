@@ -262,3 +262,79 @@ impl KvSnapshot for Version {
         Ok(self.entries.range::<str, _>(from).map(|(k, _)| k).take_while(|k| k.starts_with(prefix)).cloned().collect())
     }
 }
+
+/// A version on `main`'s first-parent line, read through a snapshot that does not change
+/// (redb, LMDB): as the head of that snapshot reads, except at the keys changed since, which
+/// read this version's entries. Opening it folds the changes since the version, not the whole
+/// history, and a key changed by none costs what a head read costs. History's keys and the
+/// engine's own bookkeeping are absent, as in [`Version`].
+pub(crate) struct Behind {
+    pub head: Head,
+    /// The entries of the changed keys this version holds.
+    pub version: Version,
+    /// Every key changed since the version: its entry in the version, `None` where it was absent.
+    pub changed: Arc<std::collections::BTreeMap<String, Option<Entry>>>,
+}
+
+impl Behind {
+    /// Whether `key` reads the version's entry (or is absent from it): the changed keys, and
+    /// every key under the reserved prefix, which no version holds.
+    fn not_head(&self, key: &str) -> bool {
+        key.starts_with(crate::key::RESERVED_PREFIX) || self.changed.contains_key(key)
+    }
+}
+
+impl KvSnapshot for Behind {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.not_head(key) {
+            true => self.version.get(key),
+            false => self.head.get(key),
+        }
+    }
+
+    fn get_range(&self, key: &str, range: ByteRange) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.not_head(key) {
+            true => self.version.get_range(key, range),
+            false => self.head.get_range(key, range),
+        }
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
+        match self.not_head(key) {
+            true => self.version.size(key),
+            false => self.head.size(key),
+        }
+    }
+
+    fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        match self.not_head(key) {
+            true => self.version.with_value(key, read),
+            false => self.head.with_value(key, read),
+        }
+    }
+
+    fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
+        // The head's next key that reads as the head, stepping over the others one by one
+        // (there are as many as keys changed since the version, and a few of the engine's).
+        let mut at = from.to_owned();
+        let in_head = loop {
+            match self.head.next_key(&at, within)? {
+                Some(key) if self.not_head(&key) => at = format!("{key}\0"),
+                found => break found,
+            }
+        };
+        let in_version = self.version.next_key(from, within)?;
+        Ok(match (in_head, in_version) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let mut keys: Vec<String> = self.head.keys(prefix)?.into_iter().filter(|key| !self.not_head(key)).collect();
+        keys.extend(self.version.keys(prefix)?);
+        // Two sorted runs: the stable sort merges them in one pass.
+        keys.sort();
+        Ok(keys)
+    }
+}
