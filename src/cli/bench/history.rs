@@ -111,7 +111,7 @@ pub(crate) fn run(target: &Target) -> Result<Value, CliError> {
         "small_commit_ms": round(median(small_commit_ms), 3),
         "diff_ms": round(median(diff_ms), 3),
         "diff_keys": changed,
-        "open_version_ms": round(median(open_ms), 1),
+        "open_version_ms": round(median(open_ms), 3),
         "read_version_chunks_per_s": round(keys as f64 / median(version_s), 0),
         "read_head_chunks_per_s": round(keys as f64 / median(head_s), 0),
     }))
