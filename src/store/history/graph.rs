@@ -70,11 +70,16 @@ pub(crate) fn merge_base(
 
 /// The seqs of the commits from `to` back to its first-parent ancestor `from`, oldest first
 /// (`from` left out); `None` when `from` is not on `to`'s first-parent ancestry.
-fn first_parent_run(snap: &dyn KvSnapshot, from: u64, to: &CommitRecord) -> Result<Option<Vec<u64>>, StoreError> {
+fn first_parent_run(
+    snap: &dyn KvSnapshot,
+    from: u64,
+    to: &CommitRecord,
+    limit: usize,
+) -> Result<Option<Vec<u64>>, StoreError> {
     let mut run = Vec::new();
     let mut at = to.clone();
     while at.seq != from {
-        if at.seq < from {
+        if at.seq < from || run.len() >= limit {
             return Ok(None);
         }
         run.push(at.seq);
@@ -96,7 +101,17 @@ pub(crate) fn changes_between(
     from: &CommitRecord,
     to: &CommitRecord,
 ) -> Result<Option<BTreeMap<String, Change>>, StoreError> {
-    let Some(run) = first_parent_run(snap, from.seq, to)? else { return Ok(None) };
+    changes_within(snap, from, to, usize::MAX)
+}
+
+/// [`changes_between`], or `None` when `to` is more than `limit` commits past `from`.
+pub(crate) fn changes_within(
+    snap: &dyn KvSnapshot,
+    from: &CommitRecord,
+    to: &CommitRecord,
+    limit: usize,
+) -> Result<Option<BTreeMap<String, Change>>, StoreError> {
+    let Some(run) = first_parent_run(snap, from.seq, to, limit)? else { return Ok(None) };
     let mut changes = fold_changes(snap, &run)?;
     changes.retain(|_, change| !same(&change.old, &change.new));
     Ok(Some(changes))

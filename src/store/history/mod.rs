@@ -765,8 +765,13 @@ pub(crate) mod read {
         Ok(entries)
     }
 
+    /// How many commits past a version `main`'s head may be for the version to be read as the
+    /// head plus the keys changed since.
+    const BEHIND_LIMIT: usize = 4_096;
+
     /// The version made by commit `at`, read through `snap`. Where `snap` does not change
-    /// (`stable`) and the version is on `main`'s first-parent line, it reads as `main`'s head
+    /// (`stable`) and the version is on `main`'s first-parent line, at most `BEHIND_LIMIT` commits
+    /// behind its head, it reads as `main`'s head
     /// but for the keys changed since ([`view::Behind`]): opening it costs what changed since,
     /// and its reads what the head's cost. Otherwise the entries of every key are folded from
     /// the oldest version kept.
@@ -775,8 +780,12 @@ pub(crate) mod read {
         at: &CommitRecord,
         stable: bool,
     ) -> Result<Arc<dyn KvSnapshot>, StoreError> {
-        if stable {
-            if let Some(changes) = changes_between(snap.as_ref(), at, &main(snap.as_ref())?)? {
+        // A damaged ref of `main` leaves the fold, which does not read it; a version far behind
+        // `main` (or off its line, found only by walking it) is folded too, so opening one never
+        // walks more records than before.
+        let head = if stable { main(snap.as_ref()).ok() } else { None };
+        if let Some(head) = head {
+            if let Some(changes) = super::graph::changes_within(snap.as_ref(), at, &head, BEHIND_LIMIT)? {
                 let changed: BTreeMap<String, Option<Entry>> =
                     changes.into_iter().map(|(key, change)| (key, change.old)).collect();
                 let entries = changed.iter().filter_map(|(key, entry)| entry.map(|e| (key.clone(), e))).collect();

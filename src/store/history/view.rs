@@ -316,14 +316,16 @@ impl KvSnapshot for Behind {
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {
         // The head's next key that reads as the head, stepping over the others one by one
         // (there are as many as keys changed since the version, and a few of the engine's).
+        // Once past the version's next key, the head cannot come first.
+        let in_version = self.version.next_key(from, within)?;
         let mut at = from.to_owned();
         let in_head = loop {
             match self.head.next_key(&at, within)? {
+                Some(key) if in_version.as_ref().is_some_and(|v| key >= *v) => break None,
                 Some(key) if self.not_head(&key) => at = format!("{key}\0"),
                 found => break found,
             }
         };
-        let in_version = self.version.next_key(from, within)?;
         Ok(match (in_head, in_version) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
