@@ -105,8 +105,8 @@ pub enum Durability {
     /// Commits return before they reach the disk. A crash may lose the last commits, but the
     /// database always opens in the state after some earlier commit. Imports are made durable
     /// anyway (one large, rare commit). Large region writes that stream into one commit follow
-    /// the mode like any commit (on redb, eight 32 MiB region writes in a row returned about
-    /// 1.9× sooner than durable ones; docs/benchmarks.md, "Fast-mode streamed writes").
+    /// the mode like any commit (docs/benchmarks.md, "Fast-mode streamed writes", gives what
+    /// that saves).
     ///
     /// What "fast" saves depends on the engine: on redb a fast commit writes nothing to the file
     /// (the next durable commit, at most about a second later, or closing the database does); on
