@@ -238,10 +238,12 @@ impl Array {
         row0: u64,
     ) -> Result<(), Error> {
         let key = self.chunk_key(&part.coords);
-        self.check_stored_size(&key)?;
+        let limit = self.stored_size_limit();
         let mut decoded = Ok(());
         let whole = part.size == self.chunk_shape();
-        let found = self.store.with_value(&key, &mut |encoded| {
+        // One lookup gives the stored length and the value, which is decoded only when the
+        // length is within what the codecs produce.
+        let found = self.store.with_value_within(&key, limit, &mut |encoded| {
             if whole {
                 // A shard decodes its inner chunks straight into their place in `dst`.
                 let start = dst_start(part, offset, row0);
@@ -257,9 +259,10 @@ impl Array {
             let place = |chunk: &[u8]| self.place_chunk(part, chunk, &mut *dst, offset, dst_shape, row0);
             decoded = self.chain().decode_with(encoded, place);
         })?;
-        decoded.map_err(|source| Error::Codec { key, source })?;
-        if !found {
-            self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0);
+        match found {
+            Some(stored) if stored > limit => return Err(stored_too_large(key, stored, limit)),
+            Some(_) => decoded.map_err(|source| Error::Codec { key, source })?,
+            None => self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0),
         }
         Ok(())
     }
@@ -270,17 +273,19 @@ impl Array {
     /// compression) and generous otherwise (twice the codecs' worst case, plus 1 MiB), so a chunk
     /// any real encoder wrote is never refused by it.
     pub(super) fn check_stored_size(&self, key: &str) -> Result<(), Error> {
+        let limit = self.stored_size_limit();
+        match self.store.size(key)? {
+            Some(stored) if stored > limit => Err(stored_too_large(key.to_owned(), stored, limit)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The longest value a chunk of this array may be stored as ([`Self::check_stored_size`]).
+    fn stored_size_limit(&self) -> u64 {
         const SLACK: u64 = 1 << 20;
-        let limit = match self.chain().fixed_encoded_size() {
+        match self.chain().fixed_encoded_size() {
             Some(exact) => exact,
             None => self.chain().max_encoded_size().saturating_mul(2).saturating_add(SLACK),
-        };
-        match self.store.size(key)? {
-            Some(stored) if stored > limit => Err(Error::Codec {
-                key: key.to_owned(),
-                source: crate::error::CodecError::StoredTooLarge { stored, limit },
-            }),
-            _ => Ok(()),
         }
     }
 
@@ -621,4 +626,9 @@ impl Array {
 /// `offset` in the other dimensions.
 fn dst_start(part: &Part, offset: &[u64], row0: u64) -> Vec<u64> {
     (0..part.lo.len()).map(|d| part.lo[d] - if d == 0 { row0 } else { offset[d] }).collect()
+}
+
+/// The failure of a chunk stored longer than its array's codecs produce.
+fn stored_too_large(key: String, stored: u64, limit: u64) -> Error {
+    Error::Codec { key, source: crate::error::CodecError::StoredTooLarge { stored, limit } }
 }

@@ -80,6 +80,12 @@ impl ReadableStore for AutoCommitStore {
         check_user_key(key)?;
         self.db.engine.snapshot()?.with_value(key, read)
     }
+
+    /// One snapshot and one lookup where asking the size first would take two of each.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        check_user_key(key)?;
+        self.db.engine.snapshot()?.with_value_within(key, limit, read)
+    }
 }
 
 impl WritableStore for AutoCommitStore {

@@ -98,6 +98,11 @@ impl ReadableStore for SnapshotStore {
         check_user_key(key)?;
         self.snapshot.with_value(key, read)
     }
+
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        check_user_key(key)?;
+        self.snapshot.with_value_within(key, limit, read)
+    }
 }
 
 impl WritableStore for SnapshotStore {

@@ -269,6 +269,16 @@ impl ReadableStore for TxnStore {
             Err(snapshot) => snapshot.size(key),
         }
     }
+
+    /// A value this transaction wrote is lent from its buffer, and any other from where the
+    /// snapshot's engine holds it: no copy of either.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        let lent = |v: Option<&[u8]>| Ok(v.map(|v| crate::store::lend_within(v, limit, &mut *read)));
+        match self.buffered("get", key, lent)? {
+            Ok(answer) => Ok(answer),
+            Err(snapshot) => snapshot.with_value_within(key, limit, read),
+        }
+    }
 }
 
 impl WritableStore for TxnStore {

@@ -28,6 +28,14 @@ pub(crate) trait KvSnapshot: Send + Sync {
         Ok(true)
     }
 
+    /// The value's length (`None` when absent), calling `read` with the value only when it is
+    /// at most `limit` bytes long (`ReadableStore::with_value_within`): an engine that learns
+    /// the length in the lookup that finds the value answers in one lookup.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        let size = self.size(key)?;
+        super::lend_after_size(size, limit, |read| self.with_value(key, read), read)
+    }
+
     /// The smallest key `>= from` that starts with `within`: one seek in the engine's B-tree.
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError>;
 

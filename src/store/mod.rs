@@ -148,6 +148,17 @@ pub trait ReadableStore: Send + Sync {
         read(&value);
         Ok(true)
     }
+
+    /// [`ReadableStore::with_value`] for a value of at most `limit` bytes: the value's length,
+    /// or `None` when the key is absent; `read` is called, and the value read, only when the
+    /// length is within `limit`. A reader that refuses values longer than it can use (a chunk
+    /// longer than its codecs produce) asks once instead of asking for the size first; the
+    /// default does ask for the size first.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        let size = self.size(key)?;
+        lend_after_size(size, limit, |read| self.with_value(key, read), read)
+    }
+
     /// The values of several keys (`None` for an absent one), in the order asked. A store whose
     /// requests wait on a network (object storage) runs them concurrently; the default reads one
     /// after another.
@@ -470,4 +481,34 @@ where
     listing.prefixes.sort();
     listing.prefixes.dedup();
     Ok(listing)
+}
+
+/// `with_value_within` for a value in hand: its length, calling `read` with it only when it is
+/// at most `limit` bytes long.
+pub(crate) fn lend_within(value: &[u8], limit: u64, read: &mut dyn FnMut(&[u8])) -> u64 {
+    let len = value.len() as u64;
+    if len <= limit {
+        read(value);
+    }
+    len
+}
+
+/// `with_value_within` from a store's `size` (already asked) and its `with_value`: two lookups,
+/// for a store that cannot learn the length in the lookup that finds the value.
+pub(crate) fn lend_after_size(
+    size: Option<u64>,
+    limit: u64,
+    with_value: impl FnOnce(&mut dyn FnMut(&[u8])) -> Result<bool, StoreError>,
+    read: &mut dyn FnMut(&[u8]),
+) -> Result<Option<u64>, StoreError> {
+    match size {
+        Some(len) if len > limit => Ok(Some(len)),
+        Some(_) => {
+            // The value read is the one lent, even if it changed since `size` answered.
+            let mut len = None;
+            with_value(&mut |value| len = Some(lend_within(value, limit, &mut *read)))?;
+            Ok(len)
+        }
+        None => Ok(None),
+    }
 }

@@ -9,7 +9,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::kv::{slice_range, KvSnapshot, WriteBatch};
-use super::ByteRange;
+use super::{lend_within, ByteRange};
 use crate::error::StoreError;
 
 /// What a set of writes knows about a key.
@@ -202,6 +202,14 @@ impl KvSnapshot for Merged {
             }
             Lookup::Absent => Ok(false),
             Lookup::Unknown => self.base.with_value(key, read),
+        }
+    }
+
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        match self.writes.lookup(key) {
+            Lookup::Value(v) => Ok(Some(lend_within(v, limit, read))),
+            Lookup::Absent => Ok(None),
+            Lookup::Unknown => self.base.with_value_within(key, limit, read),
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::record::{commit_key, damaged, object_key, Entry, PREFIX};
+use super::record::{commit_key, damaged, object_key, Entry, ENTRY_LEN, PREFIX};
 use crate::error::StoreError;
 use crate::store::kv::KvSnapshot;
 use crate::store::ByteRange;
@@ -105,27 +105,27 @@ impl KvSnapshot for Head {
         }
     }
 
+    /// The length without the value: an inline value's is its entry's length less the entry's
+    /// head, found without reading past that head.
     fn size(&self, key: &str) -> Result<Option<u64>, StoreError> {
-        match Head::bookkeeping(key) {
-            Some(true) => return self.inner.size(key),
-            Some(false) => return Ok(None),
-            None => {}
-        }
-        Ok(match self.find(key, false)? {
-            (Found::Absent, _) => None,
-            (_, len) => Some(len),
-        })
+        self.with_value_within(key, 0, &mut |_| {})
     }
 
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
+        Ok(self.with_value_within(key, u64::MAX, read)?.is_some())
+    }
+
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
         match Head::bookkeeping(key) {
-            Some(true) => return self.inner.with_value(key, read),
-            Some(false) => return Ok(false),
+            Some(true) => return self.inner.with_value_within(key, limit, read),
+            Some(false) => return Ok(None),
             None => {}
         }
-        // An inline value is lent where the engine holds it; a larger one is read from its key.
+        // An inline value is lent where the engine holds it, after its entry's head; a larger
+        // one is read from its own key. Only an inline entry is longer than a head alone.
+        let head = ENTRY_LEN as u64;
         let mut elsewhere = Ok(None);
-        let held = self.inner.with_value(key, &mut |bytes| {
+        let Some(stored) = self.inner.with_value_within(key, limit.saturating_add(head), &mut |bytes| {
             elsewhere = Entry::decode_head(key, bytes).map(|(entry, value)| match entry.inline {
                 true => {
                     read(value);
@@ -133,13 +133,21 @@ impl KvSnapshot for Head {
                 }
                 false => Some(entry),
             });
-        })?;
+        })?
+        else {
+            return Ok(None);
+        };
+        if stored > limit.saturating_add(head) {
+            return Ok(Some(stored - head));
+        }
         match elsewhere? {
-            Some(entry) => match self.inner.with_value(&object_key(&entry), read)? {
-                true => Ok(true),
-                false => Err(missing(key)),
+            None => Ok(Some(stored - head)),
+            Some(entry) if entry.len > limit => Ok(Some(entry.len)),
+            Some(entry) => match self.inner.with_value_within(&object_key(&entry), limit, read)? {
+                Some(len) if len == entry.len => Ok(Some(len)),
+                Some(_) => Err(wrong_length(key)),
+                None => Err(missing(key)),
             },
-            None => Ok(held),
         }
     }
 
@@ -240,14 +248,23 @@ impl KvSnapshot for Version {
     }
 
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let Some(entry) = self.entries.get(key) else { return Ok(false) };
+        Ok(self.with_value_within(key, u64::MAX, read)?.is_some())
+    }
+
+    /// The entry gives the length: a value over `limit` is not looked up at all.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        let Some(entry) = self.entries.get(key) else { return Ok(None) };
+        if entry.len > limit {
+            return Ok(Some(entry.len));
+        }
         if entry.inline {
             read(&self.read_entry(key, entry)?);
-            return Ok(true);
+            return Ok(Some(entry.len));
         }
-        match self.inner.with_value(&object_key(entry), read)? {
-            true => Ok(true),
-            false => Err(self.missing(key)),
+        match self.inner.with_value_within(&object_key(entry), limit, read)? {
+            Some(len) if len == entry.len => Ok(Some(len)),
+            Some(_) => Err(wrong_length(key)),
+            None => Err(self.missing(key)),
         }
     }
 
@@ -310,6 +327,13 @@ impl KvSnapshot for Behind {
         match self.not_head(key) {
             true => self.version.with_value(key, read),
             false => self.head.with_value(key, read),
+        }
+    }
+
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        match self.not_head(key) {
+            true => self.version.with_value_within(key, limit, read),
+            false => self.head.with_value_within(key, limit, read),
         }
     }
 

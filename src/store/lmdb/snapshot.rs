@@ -118,12 +118,19 @@ impl KvSnapshot for LmdbSnapshot {
     /// the value is never copied (`with_stored` turns a read past the end of the file into an
     /// error after `read` returns).
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let found = self.with_stored(key, true, |value, sum| {
-            sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
-            read(value);
-            Ok(())
-        })?;
-        Ok(found.is_some())
+        Ok(self.with_value_within(key, u64::MAX, read)?.is_some())
+    }
+
+    /// The value is in the map already, so its length is known before it is checked or read.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        self.with_stored(key, true, |value, sum| {
+            let len = value.len() as u64;
+            if len <= limit {
+                sealed::verify(key, value, sum).map_err(|what| damaged(key, what))?;
+                read(value);
+            }
+            Ok(len)
+        })
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {

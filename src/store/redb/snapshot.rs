@@ -155,25 +155,35 @@ impl KvSnapshot for RedbSnapshot {
 
     /// A value of one segment is lent from redb's page; a longer one is put together first.
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        let Some(table) = &self.table else { return Ok(false) };
+        Ok(self.with_value_within(key, u64::MAX, read)?.is_some())
+    }
+
+    /// The lookup that finds the value's first segment gives its length, so a value over
+    /// `limit` is refused before anything past that segment is read.
+    fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
+        let Some(table) = &self.table else { return Ok(None) };
         unpanicked("get", key, || {
             // One lookup of the first segment, lent to `read` when it is the whole value.
             let Some(first) = table.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? else {
-                return Ok(false);
+                return Ok(None);
             };
             let segment = first.value().len();
             let head = self.segmented_len(table, key, segment)?;
             let tail = self.tail_len(key, segment)?;
+            let len = head.unwrap_or(segment as u64).saturating_add(tail);
+            if len > limit {
+                return Ok(Some(len));
+            }
             if head.is_none() && tail == 0 {
                 read(first.value());
             } else {
                 drop(first);
                 let head = head.unwrap_or(segment as u64);
-                let extent = Extent { len: head.saturating_add(tail), segment, head };
+                let extent = Extent { len, segment, head };
                 let end = usize::try_from(extent.len).unwrap_or(usize::MAX);
                 read(&self.read(table, key, (0, end), extent)?);
             }
-            Ok(true)
+            Ok(Some(len))
         })
     }
 
