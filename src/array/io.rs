@@ -267,20 +267,29 @@ impl Array {
         Ok(())
     }
 
-    /// Refuse the chunk stored under `key` when it is longer than the array's codecs can produce,
-    /// before it is read: the store knows its length, and reading a hostile value whole would cost
-    /// its size in memory. The bound is exact for a chain whose encoded size is fixed (no
-    /// compression) and generous otherwise (twice the codecs' worst case, plus 1 MiB), so a chunk
-    /// any real encoder wrote is never refused by it.
-    pub(super) fn check_stored_size(&self, key: &str) -> Result<(), Error> {
+    /// `use_value` applied to the chunk stored under `key` where the store holds it, or `None`
+    /// when it is not stored. A chunk longer than the array's codecs can produce is refused
+    /// before it is read ([`Self::stored_size_limit`]), in the same lookup.
+    pub(super) fn with_stored_chunk<T>(
+        &self,
+        key: &str,
+        use_value: impl FnOnce(&[u8]) -> T,
+    ) -> Result<Option<T>, Error> {
         let limit = self.stored_size_limit();
-        match self.store.size(key)? {
+        let mut use_value = Some(use_value);
+        let mut used = None;
+        let found =
+            self.store.with_value_within(key, limit, &mut |stored| used = use_value.take().map(|f| f(stored)))?;
+        match found {
             Some(stored) if stored > limit => Err(stored_too_large(key.to_owned(), stored, limit)),
-            _ => Ok(()),
+            _ => Ok(used),
         }
     }
 
-    /// The longest value a chunk of this array may be stored as ([`Self::check_stored_size`]).
+    /// The longest value a chunk of this array may be stored as: reading a hostile value whole
+    /// would cost its size in memory, and the store knows its length first. The bound is exact
+    /// for a chain whose encoded size is fixed (no compression) and generous otherwise (twice
+    /// the codecs' worst case, plus 1 MiB), so a chunk any real encoder wrote is never refused.
     fn stored_size_limit(&self) -> u64 {
         const SLACK: u64 = 1 << 20;
         match self.chain().fixed_encoded_size() {
@@ -481,13 +490,12 @@ impl Array {
     /// value where the synchronizer compares it at store time (`None` otherwise); `None` when not
     /// stored.
     pub(super) fn read_chunk_for_update(&self, key: &str) -> Result<Option<(Vec<u8>, Fingerprint)>, Error> {
-        self.check_stored_size(key)?;
-        let Some(encoded) = self.store.get(key)? else { return Ok(None) };
-        let read = match *self.synchronizer {
-            Synchronizer::Processes { .. } => fingerprint(Some(&encoded)),
-            _ => None,
-        };
-        let decoded = self.chain().decode(encoded).map_err(|source| Error::Codec { key: key.to_owned(), source })?;
+        let compared = matches!(*self.synchronizer, Synchronizer::Processes { .. });
+        let stored = self.with_stored_chunk(key, |encoded| {
+            (self.chain().decode(encoded), if compared { fingerprint(Some(encoded)) } else { None })
+        })?;
+        let Some((decoded, read)) = stored else { return Ok(None) };
+        let decoded = decoded.map_err(|source| Error::Codec { key: key.to_owned(), source })?;
         Ok(Some((decoded, read)))
     }
 
@@ -573,10 +581,10 @@ impl Array {
             return self.read_chunk_rectilinear(coords);
         }
         let key = self.chunk_key(coords);
-        self.check_stored_size(&key)?;
-        let Some(encoded) = self.store.get(&key)? else { return Ok(None) };
-        let decoded = self.chain().decode(encoded).map_err(|source| Error::Codec { key, source })?;
-        Ok(Some(decoded))
+        let Some(decoded) = self.with_stored_chunk(&key, |encoded| self.chain().decode(encoded))? else {
+            return Ok(None);
+        };
+        Ok(Some(decoded.map_err(|source| Error::Codec { key, source })?))
     }
 
     /// Encode and store a decoded chunk under `key`, or erase it when it holds only the fill

@@ -88,10 +88,12 @@ impl Array {
     fn read_touched(&self, coords: &[u64], edges: &[u64]) -> Result<Option<Vec<u8>>, Error> {
         let key = self.chunk_key(coords);
         // The array's chain is that of the largest chunk: its bound holds for every chunk.
-        self.check_stored_size(&key)?;
-        let Some(encoded) = self.store.get(&key)? else { return Ok(None) };
-        let chain = self.chain_for(edges)?;
-        Ok(Some(chain.decode(encoded).map_err(|source| Error::Codec { key, source })?))
+        // The chunk's own chain is made only for a chunk that is stored.
+        let decode = |encoded: &[u8]| -> Result<Vec<u8>, Error> {
+            let chain = self.chain_for(edges)?;
+            chain.decode(encoded).map_err(|source| Error::Codec { key: key.clone(), source })
+        };
+        self.with_stored_chunk(&key, decode)?.transpose()
     }
 
     /// `read_region_bytes_into` on a rectilinear grid (the region and `out` already checked).
