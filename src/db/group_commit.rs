@@ -38,9 +38,9 @@ pub(super) struct GroupCommit {
     last_size: AtomicUsize,
 }
 
-/// How long a leader waits for writers still preparing their batch. An fsync here takes 0.2 to
-/// 0.4 ms; a group that waits this long for a few more writers still commits them sooner than
-/// they would commit one after another.
+/// How long a leader waits for writers still preparing their batch: about as long as an fsync
+/// takes, so a group that waits for a few more writers still commits them sooner than they
+/// would commit one after another (docs/benchmarks.md, "Group commit wake-ups").
 const GATHER: Duration = Duration::from_micros(500);
 
 /// One writer's batch in the queue.

@@ -183,8 +183,8 @@ impl DatabaseBuilder {
 
     /// redb only: the page cache size in bytes. By default redb's 1 GiB for a database opened
     /// for writing: redb keeps a write transaction's dirty pages in it until the commit (up to
-    /// half of it), and a smaller cache makes large writes slower (a 268 MB write: 30-45 %
-    /// slower with 128 MiB; docs/benchmarks.md). 16 MiB for a database opened read-only, which
+    /// half of it), and a smaller cache makes large writes slower (docs/benchmarks.md has the
+    /// figures). 16 MiB for a database opened read-only, which
     /// has no dirty pages: large reads then recycle the cache's buffers instead of touching
     /// fresh memory for every page, and are faster and smaller for it.
     pub fn redb_cache_size(&mut self, bytes: usize) -> &mut Self {
@@ -210,9 +210,9 @@ impl DatabaseBuilder {
     /// process dies of a signal, which no error handling can catch. The walk (the LMDB part of
     /// [`DatabaseBuilder::verify_on_open`]) refuses such a file with
     /// [`crate::error::OpenError::Corrupted`] instead. It reads every branch and leaf page and the
-    /// first bytes of each large value, about 20 ms for 16,000 values of 4 KiB and 200 ms for a
-    /// million small ones on the machines measured; a program that opens a large, trusted
-    /// database often may turn it off.
+    /// first bytes of each large value, so its time grows with the number of values
+    /// (docs/benchmarks.md has figures); a program that opens a large, trusted database often may
+    /// turn it off.
     ///
     /// ```
     /// use zarrdb::{Backend, Database};

@@ -65,8 +65,8 @@ const RELEASE_BYTES: usize = 256 << 10;
 
 /// Let go of this process's mapping of the whole pages inside `stored`, a large value just read.
 /// Pages of `data.mdb` a process has touched through LMDB's map count in its resident memory
-/// until it lets go of them (a read of a 268 MB array grew the process by 237-271 MB beyond the
-/// array, where the same bytes read with `pread` do not count: docs/benchmarks.md); here they stay
+/// until it lets go of them, where the same bytes read with `pread` do not count (a whole-array
+/// read grew the process by about the array's size again: docs/benchmarks.md); here they stay
 /// in the kernel's page cache, and a later read maps them again.
 fn release(stored: &[u8]) {
     if stored.len() < RELEASE_BYTES {

@@ -527,7 +527,7 @@ impl KvEngine for RedbEngine {
     }
 
     fn commit_gathers(&self, durable: bool) -> bool {
-        // A logged commit is one record and one sync (about 0.1 ms): waiting up to
+        // A logged commit is one record and one sync: waiting up to
         // `group_commit::GATHER` for more writers delayed more than it shared (docs/benchmarks.md,
         // "Group commit wake-ups"). Batches over the log's limit commit to the file, but rarely
         // in groups.
@@ -711,8 +711,8 @@ impl Drop for RedbEngine {
                 // redb grows its file by doubling and places pages all over the new space, so a
                 // file that grew ends up to twice as long as its data, the rest sparse holes
                 // that copies and archives still carry. Compacting moves the few pages at the
-                // end down and cuts the file (a 268 MB write: 403 MB -> 269 MB in 4-10 ms,
-                // docs/benchmarks.md, "Space"). A reader still open, of this process or (in
+                // end down and cuts the file (docs/benchmarks.md, "Space", has what it saves and
+                // costs). A reader still open, of this process or (in
                 // multi-writer mode) another, makes redb refuse: the file stays as it is.
                 // In multi-writer mode another process inside a write transaction would make
                 // the compaction wait for it, and so this close: then the file stays as it is
