@@ -39,8 +39,8 @@ impl LogFile for Bytes<'_> {
 /// Read `bytes` as a commit log file: every whole record, each payload decoded, then the replay
 /// a database whose id is the first record's would make of it. Panics when a decoded batch does
 /// not survive being laid out again (the record read back must hold the same id, sequence number
-/// and batch, at the length [`encoded_len`] promised); any other outcome, records or none, is
-/// allowed.
+/// and batch, at the length the record layout promised for it); any other outcome, records or
+/// none, is allowed.
 pub fn commit_log(bytes: &[u8]) {
     let file = Bytes(bytes);
     let Ok(mut records) = Records::new(&file, 0) else { return };
