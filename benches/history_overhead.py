@@ -16,26 +16,43 @@ cost of keeping every version.
 `--against OTHER` adds a third variant to every round: history on with another build of zarrdb
 (an earlier commit, say), so a change to history's layout is measured against the one before it
 and against history off in the same run. The variants take turns at each place in a round's
-order (a multiple of 6 rounds gives each the same share of every place). Each figure comes with its quartiles over the rounds:
-a single round of a durable workload moves by more than the budget it is compared with.
+order (a multiple of 6 rounds gives each the same share of every place). Each figure comes with
+its quartiles over the rounds: a single round of a durable workload moves by more than the budget
+it is compared with.
+
+Each workload runs in a process of its own, and `cpu_s` is the CPU time (user and system) that
+process took: for a workload of fixed work (the whole-array ones) its on/off ratio is what history
+adds to the work, higher being worse, and it moves far less with the machine's neighbours than
+the MB/s figures do.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import tempfile
 
-FIGURES = ("commits_per_s", "write_MBps", "read_MBps")
+FIGURES = ("commits_per_s", "write_MBps", "read_MBps", "cpu_s")
 
 
 def once(binary: str, workloads: list[str], backend: str, folder: str) -> list[dict]:
+    """One `zarrdb bench` process; with one workload, its figures gain `cpu_s`, the CPU time
+    (user and system) the process took, which the machine's neighbours move far less than the
+    wall-clock figures."""
     args = [binary, "bench", "--backend", backend, "--runs", "1", "--json", "--dir", folder]
     for workload in workloads:
         args += ["--workload", workload]
-    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if len(workloads) == 1:
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        for figure in figures:
+            figure["cpu_s"] = round(cpu, 3)
+    return figures
 
 
 def main() -> None:
@@ -61,7 +78,7 @@ def main() -> None:
                 turn = round_index % len(variants)
                 order = variants[turn:] + variants[:turn]
                 for name, binary, target in order if (round_index // len(variants)) % 2 == 0 else order[::-1]:
-                    for f in once(binary, workloads, target, folder):
+                    for f in (f for workload in workloads for f in once(binary, [workload], target, folder)):
                         for figure in FIGURES:
                             if figure in f:
                                 key = (f["workload"], backend, str(f.get("threads", "")), figure, name)
@@ -77,7 +94,8 @@ def main() -> None:
         for name in names:
             runs = seen[(workload, backend, threads, figure, name)]
             low, _, high = statistics.quantiles(runs, n=4) if len(runs) > 1 else (runs[0],) * 3
-            line += f" {statistics.median(runs):>8.0f} ({low:>5.0f}-{high:<5.0f})"
+            digits = 2 if figure == "cpu_s" else 0
+            line += f" {statistics.median(runs):>8.{digits}f} ({low:>5.{digits}f}-{high:<5.{digits}f})"
             if name != "off":
                 line += f" {statistics.median(runs) / off:>11.2f}"
         print(line)
