@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::kv::{engine_error, refuse_if_read_only, KvEngine, KvSnapshot, WriteBatch};
-use super::{lend_after_size, lend_within, ByteRange};
+use super::ByteRange;
 use crate::error::{OpenError, StoreError};
 
 const NAME: &str = "sled";
@@ -323,23 +323,11 @@ impl KvSnapshot for SledView {
     }
 
     fn with_value(&self, key: &str, read: &mut dyn FnMut(&[u8])) -> Result<bool, StoreError> {
-        // A whole value is read where sled holds it; one in pieces is put together first.
-        if let Some(whole) = self.tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? {
-            read(&whole);
-            return Ok(true);
-        }
-        let Some(value) = pieces::read(&self.tree, key, whole)? else { return Ok(false) };
-        read(&value);
-        Ok(true)
+        Ok(self.with_value_within(key, u64::MAX, read)?.is_some())
     }
 
-    /// A whole value's length comes with the one lookup that finds it; a value in pieces asks
-    /// its head first, so one over `limit` is not put together.
     fn with_value_within(&self, key: &str, limit: u64, read: &mut dyn FnMut(&[u8])) -> Result<Option<u64>, StoreError> {
-        if let Some(whole) = self.tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? {
-            return Ok(Some(lend_within(&whole, limit, read)));
-        }
-        lend_after_size(self.size(key)?, limit, |read| self.with_value(key, read), read)
+        pieces::lend(&self.tree, key, limit, read)
     }
 
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError> {

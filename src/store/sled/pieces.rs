@@ -16,9 +16,12 @@
 //! again if a commit replaced them meanwhile: the pieces of one generation never change, a commit
 //! only removes them, and the next value of the key gets the next generation.
 
+use std::cell::Cell;
+
 use super::NAME;
 use crate::error::StoreError;
 use crate::store::kv::engine_error;
+use crate::store::lend_within;
 
 /// The longest value stored whole, and the length of every piece but the last.
 pub(super) const PIECE: usize = 64 << 10;
@@ -122,6 +125,40 @@ pub(super) fn read(
     if let Some(whole) = tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? {
         return Ok(Some(whole[resolve(whole.len() as u64)?].to_vec()));
     }
+    read_in_pieces(tree, key, resolve)
+}
+
+/// Lends the value of `key` to `read` if it is at most `limit` bytes long, and returns its
+/// length. A whole value is lent where sled holds it; one in pieces is put together only when
+/// its head says it is within `limit`.
+pub(super) fn lend(
+    tree: &sled::Tree,
+    key: &str,
+    limit: u64,
+    read: &mut dyn FnMut(&[u8]),
+) -> Result<Option<u64>, StoreError> {
+    if let Some(whole) = tree.get(key.as_bytes()).map_err(engine_error(NAME, "get", key))? {
+        return Ok(Some(lend_within(&whole, limit, read)));
+    }
+    // The length is that of the head the pieces were read under, which a retry may replace.
+    let len = Cell::new(0);
+    let within = |n: u64| {
+        len.set(n);
+        Ok(if n <= limit { 0..n as usize } else { 0..0 })
+    };
+    let Some(value) = read_in_pieces(tree, key, within)? else { return Ok(None) };
+    if len.get() <= limit {
+        read(&value);
+    }
+    Ok(Some(len.get()))
+}
+
+/// [`read`] for a value that is not stored whole: its head, then its pieces.
+fn read_in_pieces(
+    tree: &sled::Tree,
+    key: &str,
+    resolve: impl Fn(u64) -> Result<std::ops::Range<usize>, StoreError>,
+) -> Result<Option<Vec<u8>>, StoreError> {
     let mut seen = head(tree, key)?;
     for _ in 0..MAX_RETRIES {
         let Some(at) = seen else { return Ok(None) };
