@@ -226,7 +226,7 @@ impl Array {
     }
 
     /// Read the chunk of `part` whole and copy its box into `dst` (as in `place`), decoding it
-    /// straight from where the store holds the value (`ReadableStore::with_value`) into
+    /// straight from where the store holds the value ([`Self::with_stored_chunk`]) into
     /// per-thread buffers, or from the value itself when it is stored as decoded: no copy of the
     /// chunk of its own.
     fn read_whole_into(
@@ -238,33 +238,27 @@ impl Array {
         row0: u64,
     ) -> Result<(), Error> {
         let key = self.chunk_key(&part.coords);
-        let limit = self.stored_size_limit();
-        let mut decoded = Ok(());
         let whole = part.size == self.chunk_shape();
-        // One lookup gives the stored length and the value, which is decoded only when the
-        // length is within what the codecs produce.
-        let found = self.store.with_value_within(&key, limit, &mut |encoded| {
+        let decoded = self.with_stored_chunk(&key, |encoded| {
             if whole {
                 // A shard decodes its inner chunks straight into their place in `dst`.
                 let start = dst_start(part, offset, row0);
                 let dst_box = BoxIn { shape: dst_shape, start: &start };
                 match self.chain().decode_into_box(encoded, &mut *dst, &dst_box) {
                     Ok(false) => {}
-                    placed => {
-                        decoded = placed.map(|_| ());
-                        return;
-                    }
+                    placed => return placed.map(|_| ()),
                 }
             }
             let place = |chunk: &[u8]| self.place_chunk(part, chunk, &mut *dst, offset, dst_shape, row0);
-            decoded = self.chain().decode_with(encoded, place);
+            self.chain().decode_with(encoded, place)
         })?;
-        match found {
-            Some(stored) if stored > limit => return Err(stored_too_large(key, stored, limit)),
-            Some(_) => decoded.map_err(|source| Error::Codec { key, source })?,
-            None => self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0),
+        match decoded {
+            Some(decoded) => decoded.map_err(|source| Error::Codec { key, source }),
+            None => {
+                self.place(part, ReadPiece::Fill, dst, offset, dst_shape, row0);
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// `use_value` applied to the chunk stored under `key` where the store holds it, or `None`
