@@ -184,9 +184,9 @@ impl DatabaseBuilder {
     /// redb only: the page cache size in bytes. By default redb's 1 GiB for a database opened
     /// for writing: redb keeps a write transaction's dirty pages in it until the commit (up to
     /// half of it), and a smaller cache makes large writes slower (docs/benchmarks.md has the
-    /// figures). 16 MiB for a database opened read-only, which
-    /// has no dirty pages: large reads then recycle the cache's buffers instead of touching
-    /// fresh memory for every page, and are faster and smaller for it.
+    /// figures). 16 MiB for a database opened read-only, which has no dirty pages: large reads
+    /// then recycle the cache's buffers instead of touching fresh memory for every page, and
+    /// are faster and smaller for it.
     pub fn redb_cache_size(&mut self, bytes: usize) -> &mut Self {
         self.redb_cache_size = Some(bytes);
         self

@@ -235,8 +235,9 @@ impl KvEngine for SledEngine {
     /// are all busy (its count of waiting threads wraps below zero). Once seven writes wait for
     /// the segment accountant's lock while its holder waits for a file truncation queued behind
     /// them, every thread of the database waits for ever. Fast mode once flushed on a timer, and
-    /// then every MiB: eight writers hung under both (`tests/sled_many_writers.rs`). A flush per commit keeps the writes in flight to those of one
-    /// commit (docs/format.md, "Why sled flushes in fast mode too").
+    /// then every MiB: eight writers hung under both (`tests/sled_many_writers.rs`). A flush per
+    /// commit keeps the writes in flight to those of one commit (docs/format.md, "Why sled
+    /// flushes in fast mode too").
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
         refuse_if_read_only(self.read_only, "commit")?;
         if self.failed.load(Ordering::Acquire) {
