@@ -13,6 +13,8 @@
 
 mod autocommit;
 mod bulk;
+#[cfg(test)]
+mod bulk_tests;
 mod compact;
 mod create;
 mod data_scope;

@@ -23,7 +23,7 @@ pub(crate) mod merge;
 mod record;
 mod view;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -36,6 +36,8 @@ use crate::error::{CompactError, StoreError};
 use crate::key::RESERVED_PREFIX;
 
 pub(crate) use collect::{Collected, STEP_CHANGES};
+#[cfg(test)]
+pub(crate) use record::objects_prefix;
 pub(crate) use record::{decode_changes, Change, CommitRecord as Commit, Entry as HistoryEntry};
 
 /// The branch whose head the Zarr keys hold, and the one commits go to unless a store is opened
@@ -301,7 +303,9 @@ struct Recording {
     seq: u64,
     next_index: u32,
     bytes: u64,
-    changes: BTreeMap<String, Change>,
+    /// By key, unordered while the commit is recorded (a bulk write records a change per value,
+    /// and a hash map takes each in constant time); put in key order once, by `finish`.
+    changes: HashMap<String, Change>,
     /// Values this commit wrote under their own keys and then replaced itself (a bulk write
     /// that sets a key twice, or sets and erases it): no version reads them, so they are deleted.
     dropped: Vec<Entry>,
@@ -309,7 +313,7 @@ struct Recording {
 
 impl Recording {
     fn new(seq: u64) -> Recording {
-        Recording { seq, next_index: 0, bytes: 0, changes: BTreeMap::new(), dropped: Vec::new() }
+        Recording { seq, next_index: 0, bytes: 0, changes: HashMap::new(), dropped: Vec::new() }
     }
 
     /// Note that `key` changes from `old` (what it held before the commit) to `new`; a key
@@ -379,7 +383,8 @@ impl Recording {
             message: note.message,
             author: note.author,
         };
-        let mut puts = record::commit_puts(&commit, &self.changes, false);
+        let changes: BTreeMap<String, Change> = self.changes.into_iter().collect();
+        let mut puts = record::commit_puts(&commit, &changes, false);
         let main = record::branch_key(MAIN);
         match &tip.target {
             // Layout 4: `main`'s head is found past its ref, so the ref moves now and then.
@@ -1037,7 +1042,15 @@ impl KvWriter for HistoryWriter {
 }
 
 /// A bulk write (an import) in history's layout: values and entries go into the engine's
-/// transaction window by window; the list of changes and the commit record at the end.
+/// transaction window by window; the list of changes and the commit record at the end, put
+/// before the last window of values.
+///
+/// Why before: the commit's bookkeeping keys sort before every Zarr key, so putting them last
+/// makes redb copy the path to the tree's first leaf into fresh pages at the end of the file
+/// after the values, and the compaction that trims a grown file at close then takes more rounds,
+/// each reading the whole tree and syncing (docs/benchmarks.md, "A bulk write's bookkeeping
+/// before its last window"). Put before the last window, the last pages written are the values',
+/// as without history.
 struct HistoryBulk {
     inner: Box<dyn KvBulk>,
     /// The engine's longest key, where it has a limit.
@@ -1046,15 +1059,32 @@ struct HistoryBulk {
     tip: Tip,
     recording: Recording,
     note: CommitNote,
+    /// The last window put, not yet handed to the engine: put by the next window, an erase, or
+    /// the commit (after the bookkeeping). Puts and erases reach the engine in the order given.
+    held: Vec<(String, Vec<u8>)>,
 }
 
 impl HistoryBulk {
     /// Delete the values this write made and replaced itself.
     fn erase_dropped(&mut self) -> Result<(), StoreError> {
+        if self.recording.dropped.is_empty() {
+            return Ok(());
+        }
+        // The values erased may be in the window held back.
+        self.put_held()?;
         for entry in std::mem::take(&mut self.recording.dropped) {
             self.inner.erase(&record::object_key(&entry))?;
         }
         Ok(())
+    }
+
+    /// Hand the window held back to the engine.
+    fn put_held(&mut self) -> Result<(), StoreError> {
+        let held = std::mem::take(&mut self.held);
+        match held.is_empty() {
+            true => Ok(()),
+            false => self.inner.put(held),
+        }
     }
 }
 
@@ -1078,11 +1108,13 @@ impl KvBulk for HistoryBulk {
                 out.push((key, entry));
             }
         }
-        self.inner.put(out)?;
+        self.put_held()?;
+        self.held = out;
         self.erase_dropped()
     }
 
     fn erase(&mut self, key: &str) -> Result<(), StoreError> {
+        self.put_held()?;
         if key.starts_with(RESERVED_PREFIX) {
             return self.inner.erase(key);
         }
@@ -1104,12 +1136,17 @@ impl KvBulk for HistoryBulk {
     }
 
     fn commit(self: Box<Self>, durable: bool) -> Result<(), StoreError> {
-        let HistoryBulk { mut inner, snap, tip, mut recording, note, .. } = *self;
+        let HistoryBulk { mut inner, snap, tip, mut recording, note, held, .. } = *self;
         if !recording.changes_nothing() {
             let mut puts: Vec<(String, Vec<u8>)> = upgrade(snap.as_ref())?.into_iter().collect();
             // A new commit's bookkeeping removes nothing.
             puts.extend(recording.finish(&tip, note).into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
             inner.put(puts)?;
+        }
+        // No key of the window is one of the bookkeeping's: those are history's own, which a
+        // window holds only as values this commit moved to their object keys.
+        if !held.is_empty() {
+            inner.put(held)?;
         }
         drop(snap);
         inner.commit(durable)
@@ -1168,7 +1205,15 @@ impl KvEngine for HistoryEngine {
         let tip = self.tip(snap.as_ref())?;
         let recording = Recording::new(tip.next_seq(snap.as_ref())?);
         let max_key_len = self.inner.max_key_len();
-        Ok(Box::new(HistoryBulk { inner, max_key_len, snap, tip, recording, note: CommitNote::default() }))
+        Ok(Box::new(HistoryBulk {
+            inner,
+            max_key_len,
+            snap,
+            tip,
+            recording,
+            note: CommitNote::default(),
+            held: Vec::new(),
+        }))
     }
 
     fn compact(&self, database: &str) -> Result<(), CompactError> {
