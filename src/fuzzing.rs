@@ -82,6 +82,12 @@ impl RawEngine {
             }
             Backend::Lmdb => Arc::new(LmdbEngine::open(path, false, true, None, false, true, false)?),
             Backend::Sled => Arc::new(SledEngine::open(path, false)?),
+            #[cfg(feature = "object-store")]
+            Backend::Bucket => {
+                Arc::new(crate::store::bucket::BucketEngine::open(&path.to_string_lossy(), false, false)?)
+            }
+            #[cfg(not(feature = "object-store"))]
+            Backend::Bucket => return Err(crate::db::bucket_unavailable(path).into()),
         };
         Ok(RawEngine(engine))
     }

@@ -267,7 +267,32 @@ fn transaction(backend: zarrdb::Backend) -> (Arc<dyn Store>, Box<dyn std::any::A
     (txn.store(), Box::new((txn, dir)))
 }
 
+/// A bucket database (`zarrdb+...://`) at `locator`: its auto-commit store, or the store of an
+/// open transaction on it.
+fn bucket(locator: String, in_transaction: bool) -> (Arc<dyn Store>, Box<dyn std::any::Any>) {
+    let db = zarrdb::Database::create(&locator).unwrap();
+    assert_eq!(db.backend(), zarrdb::Backend::Bucket);
+    match in_transaction {
+        false => (db.store(), Box::new(db)),
+        true => {
+            let txn = db.begin_write().unwrap();
+            (txn.store(), Box::new((txn, db)))
+        }
+    }
+}
+
+/// A fresh name for a bucket database in this process's memory.
+fn memory_bucket() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!("zarrdb+memory://conformance-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
 conformance! {
+    bucket_memory => || bucket(memory_bucket(), false);
+    bucket_memory_transaction => || bucket(memory_bucket(), true);
+    // Bucket databases on a real S3 server (SeaweedFS), a prefix of their own each.
+    bucket_s3 => || bucket(format!("zarrdb+{}", seaweed::bucket("bucket-db")), false);
+    bucket_s3_transaction => || bucket(format!("zarrdb+{}", seaweed::bucket("bucket-db")), true);
     memory => || (Arc::new(MemoryStore::new()) as Arc<dyn Store>, Box::new(()) as Box<dyn std::any::Any>);
     directory => || {
         let dir = tempfile::tempdir().unwrap();

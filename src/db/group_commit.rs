@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::data_scope::Check;
+use super::race;
 use super::transaction::{commit_batch, WriterGuard};
 use super::DbShared;
 use crate::error::{Error, StoreError};
@@ -193,6 +194,22 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
 /// Check every batch of `group`, give the ones that fail their outcome, and commit the others as
 /// one engine transaction.
 fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
+    let races = db.engine.commits_race();
+    let mut committed = commit_group_once(db, group, races);
+    let mut attempt = 0;
+    // Another writer moved a bucket database's head: check the batches again against the new
+    // head, as a leader does, and commit the ones that pass over it.
+    while races && race::lost(&committed) && attempt < race::RETRIES {
+        attempt += 1;
+        race::pause(attempt);
+        committed = commit_group_once(db, group, races);
+    }
+    committed
+}
+
+/// One try of [`commit_group`]. When the commit may lose a race (`races`), each batch stays in
+/// its queue entry for the next try.
+fn commit_group_once(db: &DbShared, group: &[Arc<Queued>], races: bool) -> Result<(), Error> {
     let engine_writer = db.engine.clone().lock_writer()?;
     // With the engine's writer lock held no other process commits, so this snapshot is what the
     // batches will be applied over. Only checks read it: a group of plain sets (zarr-python's
@@ -202,6 +219,9 @@ fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     let mut merged = WriteBatch::default();
     let mut written: HashSet<String> = HashSet::new();
     for queued in group {
+        if queued.outcome.lock().is_some() {
+            continue;
+        }
         let mut ok = true;
         for check in &queued.checks {
             ok = db.versions.current(&check.key) == check.version && !written.contains(&check.key);
@@ -216,7 +236,10 @@ fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
             *queued.outcome.lock() = Some(Ok(false));
             continue;
         }
-        let batch = queued.batch.lock().take().unwrap_or_default();
+        let batch = match races {
+            true => queued.batch.lock().clone().unwrap_or_default(),
+            false => queued.batch.lock().take().unwrap_or_default(),
+        };
         // Region writes never erase prefixes (`DataStore::erase_prefix` erases key by key), so the
         // batches merge by key, later ones over earlier ones.
         merged.erased_prefixes.extend(batch.erased_prefixes);

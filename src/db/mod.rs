@@ -24,6 +24,7 @@ mod group_commit;
 mod history;
 mod open;
 mod overlay;
+mod race;
 mod snapshot;
 mod transaction;
 #[cfg(test)]
@@ -65,6 +66,11 @@ pub enum Backend {
     Lmdb,
     /// sled: a folder; log-structured. Reads see the live tree (no long-lived snapshots).
     Sled,
+    /// A bucket prefix on S3 or an S3-compatible server (`zarrdb+s3://bucket/prefix`): immutable
+    /// objects and one `head` replaced conditionally, so any number of processes on any number
+    /// of machines commit to it (docs/architecture.md, "Bucket databases"). Needs the
+    /// `object-store` feature.
+    Bucket,
 }
 
 impl Backend {
@@ -74,6 +80,7 @@ impl Backend {
             Backend::Redb => "redb",
             Backend::Lmdb => "lmdb",
             Backend::Sled => "sled",
+            Backend::Bucket => "bucket",
         }
     }
 
@@ -83,8 +90,15 @@ impl Backend {
             Backend::Redb => "a redb database",
             Backend::Lmdb => "an LMDB database",
             Backend::Sled => "a sled database",
+            Backend::Bucket => "a bucket database",
         }
     }
+}
+
+/// What opening a bucket database answers in a build without the `object-store` feature.
+#[cfg(not(feature = "object-store"))]
+pub(crate) fn bucket_unavailable(_path: &Path) -> StoreError {
+    StoreError::Unsupported { store: "bucket database", operation: "open (built without the object-store feature)" }
 }
 
 /// When a commit reaches the disk.
@@ -357,6 +371,12 @@ impl DatabaseBuilder {
     }
 
     fn open_at(&self, path: &Path, create: bool) -> Result<Database, Error> {
+        // A bucket locator says its backend itself.
+        if self.backend != Backend::Bucket && path.to_str().is_some_and(|l| l.starts_with("zarrdb+")) {
+            let mut bucket = self.clone();
+            bucket.backend = Backend::Bucket;
+            return bucket.open_at(path, create);
+        }
         let (engine, history) = open::open_engine(self, path, create)?;
         Ok(self.with_engine(engine, history, path))
     }

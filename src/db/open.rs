@@ -115,6 +115,9 @@ pub(super) fn with_history(engine: Arc<dyn KvEngine>, history: bool) -> Result<O
 
 pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Opened, Error> {
     let display = path.display().to_string();
+    if options.backend == Backend::Bucket {
+        return open_bucket(options, path, create);
+    }
     let found = sniff(path)?;
     match found {
         Found::Nothing if !create || options.read_only => return Err(OpenError::NotFound { path: display }.into()),
@@ -161,9 +164,28 @@ pub(super) fn open_engine(options: &DatabaseBuilder, path: &Path, create: bool) 
             options.lmdb_commit_log,
         )?),
         Backend::Sled => Arc::new(SledEngine::open(path, options.read_only)?),
+        Backend::Bucket => return open_bucket(options, path, create),
     };
     let history = check_format(engine.as_ref(), options.backend, &display, options.read_only, options.history)?;
     with_history(engine, history)
+}
+
+/// A bucket database: `path` is its locator (`zarrdb+s3://bucket/prefix`).
+#[cfg(feature = "object-store")]
+fn open_bucket(options: &DatabaseBuilder, path: &Path, create: bool) -> Result<Opened, Error> {
+    let display = path.display().to_string();
+    let locator = path.to_str().filter(|l| crate::store::bucket::is_bucket_locator(l)).ok_or_else(|| {
+        OpenError::WrongBackend { path: display.clone(), requested: "bucket", found: "no zarrdb+s3:// locator" }
+    })?;
+    let engine: Arc<dyn KvEngine> =
+        Arc::new(crate::store::bucket::BucketEngine::open(locator, create, options.read_only)?);
+    let history = check_format(engine.as_ref(), Backend::Bucket, &display, options.read_only, options.history)?;
+    with_history(engine, history)
+}
+
+#[cfg(not(feature = "object-store"))]
+fn open_bucket(_options: &DatabaseBuilder, path: &Path, _create: bool) -> Result<Opened, Error> {
+    Err(super::bucket_unavailable(path).into())
 }
 
 /// redb's cache for a read-only database when the caller sets none. redb keeps every page it

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RawMutex};
 
 use super::overlay::{self, Lookup, WriteSet};
+use super::race::{self, Recorded};
 use super::{check_user_key, DbShared};
 use crate::error::{Error, StoreError};
 use crate::store::kv::{slice_range, CommitNote, KvSnapshot, KvWriter};
@@ -51,6 +52,9 @@ pub struct Transaction {
     store: Arc<TxnStore>,
     /// The engine's own writer lock (LMDB: between processes), taken after `_writer`.
     engine_writer: Option<Box<dyn KvWriter>>,
+    /// The reads of a transaction whose commit may lose a race (a bucket database), to check
+    /// against the head that won it (`race.rs`).
+    recorded: Option<Arc<Recorded>>,
     _writer: WriterGuard,
     /// A transaction ends on the thread that began it (its store may be used from any thread).
     /// This keeps the writer lock's owner exact, so a second `begin_write` on that thread is
@@ -70,11 +74,16 @@ impl Transaction {
         let writer = WriterGuard::acquire(db.clone())?;
         // The engine lock before the snapshot, so the snapshot is the latest commit of any process.
         let engine_writer = db.engine.clone().lock_writer()?;
-        let snapshot = db.engine.snapshot()?;
+        let mut snapshot = db.engine.snapshot()?;
+        let recorded = db.engine.commits_race().then(|| Recorded::new(snapshot.clone()));
+        if let Some(recorded) = &recorded {
+            snapshot = recorded.clone();
+        }
         let state = Mutex::new(Some(TxnState { snapshot, writes: WriteSet::default() }));
         Ok(Transaction {
             store: Arc::new(TxnStore { db, state }),
             engine_writer,
+            recorded,
             _writer: writer,
             _thread_bound: std::marker::PhantomData,
         })
@@ -101,7 +110,24 @@ impl Transaction {
         if batch.is_empty() {
             return Ok(());
         }
-        commit_batch(&self.store.db, self.engine_writer.take(), batch)
+        let db = &self.store.db;
+        let Some(recorded) = self.recorded.take() else {
+            return commit_batch(db, self.engine_writer.take(), batch);
+        };
+        let mut committed = commit_batch(db, self.engine_writer.take(), batch.clone());
+        let mut attempt = 0;
+        while race::lost(&committed) && attempt < race::RETRIES {
+            attempt += 1;
+            race::pause(attempt);
+            // Another writer won: commit again over its head if every read answers the same there.
+            let writer = db.engine.clone().lock_writer()?;
+            let now = db.engine.snapshot()?;
+            if let Some(key) = recorded.changed_in(now.as_ref())? {
+                return Err(race::conflict(key));
+            }
+            committed = commit_batch(db, writer, batch.clone());
+        }
+        committed
     }
 
     /// Discard every change (the same as dropping the transaction).

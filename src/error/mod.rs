@@ -180,6 +180,14 @@ pub enum StoreError {
         /// What the store did that a sound file cannot.
         what: &'static str,
     },
+    /// Another writer moved the head of a bucket database (`zarrdb+s3://`) after this commit
+    /// read it, so nothing of this commit was applied. The transaction layer commits again when
+    /// what the commit read is unchanged; it reaches callers only after its retries ran out.
+    #[error("another writer committed to {database} first; nothing of this commit was applied")]
+    HeadMoved {
+        /// The database's locator.
+        database: String,
+    },
     /// A value of an older version of a database with history was freed by a collection after
     /// the version expired (an engine whose snapshots follow the live file: sled); the version
     /// can no longer be read.

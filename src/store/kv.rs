@@ -36,6 +36,16 @@ pub(crate) trait KvSnapshot: Send + Sync {
         super::lend_after_size(size, limit, |read| self.with_value(key, read), read)
     }
 
+    /// Something that is equal for two snapshots exactly when they hold the same value under
+    /// `key` (`None`: absent), for checking a transaction's reads against a later commit
+    /// (`db/race.rs`). Engines that know where a value's bytes are answer without reading them.
+    fn value_token(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get(key)?.map(|value| {
+            let (len, hash) = super::chunk_versions::fingerprint(Some(&value)).expect("a value has a fingerprint");
+            [len.to_le_bytes(), hash.to_le_bytes()].concat()
+        }))
+    }
+
     /// The smallest key `>= from` that starts with `within`: one seek in the engine's B-tree.
     fn next_key(&self, from: &str, within: &str) -> Result<Option<String>, StoreError>;
 
@@ -46,7 +56,7 @@ pub(crate) trait KvSnapshot: Send + Sync {
 /// A set of changes applied in one engine transaction: first every erased prefix, then every put
 /// and delete. The transaction layer normalises its operations into this shape (a put after an
 /// erase of its prefix stays in `puts`), so the order of application inside each part is free.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct WriteBatch {
     /// Prefixes whose keys are all removed.
     pub erased_prefixes: Vec<String>,
@@ -105,6 +115,14 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// (LMDB). Their commits do not bump this process's chunk versions, so a commit must compare
     /// the chunks it read with what is stored now (`db/group_commit.rs`).
     fn shared_between_processes(&self) -> bool {
+        false
+    }
+
+    /// Whether a commit may lose a race to another writer instead of excluding it (a bucket
+    /// database: the conditional write of its head is the only lock). Such a commit fails with
+    /// [`StoreError::HeadMoved`], having applied nothing; `db/` then checks what the transaction
+    /// read against the new latest commit and commits again, or reports a conflict.
+    fn commits_race(&self) -> bool {
         false
     }
 

@@ -4,6 +4,8 @@
 //! the same conformance suite (`tests/store_conformance.rs`).
 
 pub(crate) mod beside;
+#[cfg(feature = "object-store")]
+pub(crate) mod bucket;
 pub(crate) mod chunk_versions;
 mod directory;
 pub(crate) mod folder;

@@ -1193,6 +1193,10 @@ impl KvEngine for HistoryEngine {
         self.inner.max_key_len()
     }
 
+    fn commits_race(&self) -> bool {
+        self.inner.commits_race()
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         let inner = self.inner.clone().lock_writer()?;
         Ok(inner.map(|inner| Box::new(HistoryWriter { engine: self, inner }) as Box<dyn KvWriter>))

@@ -79,43 +79,7 @@ impl ObjectStore {
     /// through the same crate and code. Nothing is requested yet: a missing bucket or a server
     /// that does not answer shows at the first read or write.
     pub fn open(locator: &str) -> Result<ObjectStore, StoreError> {
-        let refuse = |reason: String| StoreError::Open { location: locator.to_owned(), reason, source: None };
-        let (name, rest) = SCHEMES
-            .iter()
-            .find_map(|&name| locator.strip_prefix(name).and_then(|r| r.strip_prefix("://")).map(|r| (name, r)))
-            .ok_or_else(|| refuse("not an s3://, gs:// or az:// locator".into()))?;
-        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() {
-            return Err(refuse("no bucket named".into()));
-        }
-        let prefix = prefix.trim_matches('/');
-        if !prefix.is_empty() {
-            validate_key(prefix).map_err(|e| refuse(format!("the prefix: {e}")))?;
-        }
-        let retry_seconds = match std::env::var("ZARRDB_S3_RETRY_SECONDS") {
-            Ok(text) => text
-                .parse::<u64>()
-                .map_err(|_| refuse(format!("ZARRDB_S3_RETRY_SECONDS={text:?} is not a number of seconds")))?,
-            Err(_) => RETRY_SECONDS,
-        };
-        let retry = RetryConfig { retry_timeout: std::time::Duration::from_secs(retry_seconds), ..Default::default() };
-        let configuring = |e: object_store::Error| refuse(format!("configuring {name}: {e}"));
-        // The three builders share their methods but no trait: one expansion each.
-        macro_rules! client {
-            ($builder:expr) => {{
-                let client = Arc::new($builder.with_retry(retry).build().map_err(configuring)?);
-                (client.clone() as Arc<dyn Remote>, client as Arc<dyn PaginatedListStore>)
-            }};
-        }
-        let (remote, pages) = match name {
-            "s3" => client!(object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket)),
-            "gs" => client!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket)),
-            _ => client!(object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket)),
-        };
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
-                StoreError::Open { location: locator.to_owned(), reason: "starting I/O".into(), source: Some(e) }
-            })?;
+        let Client { remote, pages, name, prefix, runtime } = Client::connect(locator)?;
         let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
         Ok(ObjectStore { remote, pages, name, prefix, locator: locator.to_owned(), runtime })
     }
@@ -258,6 +222,67 @@ impl ObjectStore {
     /// The locator the store was opened with.
     pub fn locator(&self) -> &str {
         &self.locator
+    }
+}
+
+/// A client for the bucket a locator names, with the runtime its requests run on: what
+/// [`ObjectStore`] and the bucket database engine (`store/bucket/`) are built on.
+pub(crate) struct Client {
+    pub remote: Arc<dyn Remote>,
+    /// The same client, for listings of one page.
+    pub pages: Arc<dyn PaginatedListStore>,
+    /// "s3", "gs" or "az".
+    pub name: &'static str,
+    /// The prefix under the bucket, without slashes at either end (empty for none).
+    pub prefix: String,
+    pub runtime: tokio::runtime::Runtime,
+}
+
+impl Client {
+    /// Configure the client for `locator` (see [`ObjectStore::open`]); nothing is requested yet.
+    pub fn connect(locator: &str) -> Result<Client, StoreError> {
+        let refuse = |reason: String| StoreError::Open { location: locator.to_owned(), reason, source: None };
+        let (name, rest) = SCHEMES
+            .iter()
+            .find_map(|&name| locator.strip_prefix(name).and_then(|r| r.strip_prefix("://")).map(|r| (name, r)))
+            .ok_or_else(|| refuse("not an s3://, gs:// or az:// locator".into()))?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(refuse("no bucket named".into()));
+        }
+        let prefix = prefix.trim_matches('/');
+        if !prefix.is_empty() {
+            validate_key(prefix).map_err(|e| refuse(format!("the prefix: {e}")))?;
+        }
+        let retry_seconds = match std::env::var("ZARRDB_S3_RETRY_SECONDS") {
+            Ok(text) => text
+                .parse::<u64>()
+                .map_err(|_| refuse(format!("ZARRDB_S3_RETRY_SECONDS={text:?} is not a number of seconds")))?,
+            Err(_) => RETRY_SECONDS,
+        };
+        let retry = RetryConfig { retry_timeout: std::time::Duration::from_secs(retry_seconds), ..Default::default() };
+        let configuring = |e: object_store::Error| refuse(format!("configuring {name}: {e}"));
+        // The three builders share their methods but no trait: one expansion each.
+        macro_rules! client {
+            ($builder:expr) => {{
+                let client = Arc::new($builder.with_retry(retry).build().map_err(configuring)?);
+                (client.clone() as Arc<dyn Remote>, client as Arc<dyn PaginatedListStore>)
+            }};
+        }
+        let (remote, pages) = match name {
+            "s3" => client!(object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket)),
+            "gs" => client!(object_store::gcp::GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket)),
+            _ => client!(object_store::azure::MicrosoftAzureBuilder::from_env().with_container_name(bucket)),
+        };
+        let runtime = Client::runtime(locator)?;
+        Ok(Client { remote, pages, name, prefix: prefix.to_owned(), runtime })
+    }
+
+    /// A runtime for a client's requests.
+    pub fn runtime(locator: &str) -> Result<tokio::runtime::Runtime, StoreError> {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
+            StoreError::Open { location: locator.to_owned(), reason: "starting I/O".into(), source: Some(e) }
+        })
     }
 }
 
