@@ -556,10 +556,19 @@ fn run_on_memory(steps: &[Step]) -> Result<(), TestCaseError> {
 
 fn run_on_database(backend: Backend, steps: &[Step]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let path = match backend {
+        // A fresh bucket database in this process's memory: the same engine as on S3.
+        Backend::Bucket => {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::path::PathBuf::from(format!("zarrdb+memory://hierarchy-model-{n}"))
+        }
+        _ => dir.path().join("db"),
+    };
     let db = Database::builder()
         .backend(backend)
         .durability(Durability::Fast)
-        .create(dir.path().join("db"))
+        .create(path)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     let store = db.store();
     let (mut model, mut log) = (Model::default(), Log(vec![]));
@@ -609,5 +618,10 @@ proptest! {
     #[test]
     fn lmdb_matches_model(steps in steps(true)) {
         run_on_database(Backend::Lmdb, &steps)?;
+    }
+
+    #[test]
+    fn bucket_matches_model(steps in steps(true)) {
+        run_on_database(Backend::Bucket, &steps)?;
     }
 }

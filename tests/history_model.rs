@@ -169,7 +169,11 @@ fn import_source(dir: &Path, rng: &mut SplitMix, n: u64) -> (std::path::PathBuf,
 
 fn run(backend: Backend, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("db");
+    let path = match backend {
+        // A bucket database in this process's memory: the same engine as on S3.
+        Backend::Bucket => std::path::PathBuf::from(format!("zarrdb+memory://history-model-{seed}")),
+        _ => dir.path().join("db"),
+    };
     let mut db = open(&path, backend);
     let mut model = Model {
         head: State::new(),
@@ -350,4 +354,9 @@ fn lmdb_matches_the_model() {
 #[test]
 fn sled_matches_the_model() {
     run(Backend::Sled, 0x5eed_0003);
+}
+
+#[test]
+fn bucket_matches_the_model() {
+    run(Backend::Bucket, 0x5eed_0004);
 }

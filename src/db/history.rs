@@ -262,18 +262,31 @@ impl Database {
     /// Write history's records (refs, the horizon, a merge commit): `build` makes the batch from
     /// the latest state, with this handle's writer lock and the engine's held, and says what to
     /// return once it is committed.
+    ///
+    /// On a bucket database another writer may move the head first: the batch is then built
+    /// again from the new latest state and committed over it (`race.rs`).
     fn write_history<T>(
         &self,
-        build: impl FnOnce(&dyn KvSnapshot) -> Result<(WriteBatch, T), Error>,
+        mut build: impl FnMut(&dyn KvSnapshot) -> Result<(WriteBatch, T), Error>,
     ) -> Result<T, Error> {
         let history = self.shared.history()?;
         let _writer = super::transaction::WriterGuard::acquire(self.shared.clone())?;
         let mut built = None;
-        history.commit_refs(self.shared.durable, |snap| {
-            let (batch, out) = build(snap)?;
-            built = Some(out);
-            Ok(batch)
-        })?;
+        let mut commit = || {
+            history.commit_refs(self.shared.durable, &mut |snap| {
+                let (batch, out) = build(snap)?;
+                built = Some(out);
+                Ok(batch)
+            })
+        };
+        let mut committed = commit();
+        let mut attempt = 0;
+        while super::race::lost(&committed) && attempt < super::race::RETRIES {
+            attempt += 1;
+            super::race::pause(attempt);
+            committed = commit();
+        }
+        committed?;
         Ok(built.expect("set when the batch is built"))
     }
 

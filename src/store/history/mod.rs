@@ -610,7 +610,7 @@ impl HistoryEngine {
     pub fn commit_refs(
         &self,
         durable: bool,
-        build: impl FnOnce(&dyn KvSnapshot) -> Result<WriteBatch, crate::Error>,
+        build: &mut dyn FnMut(&dyn KvSnapshot) -> Result<WriteBatch, crate::Error>,
     ) -> Result<(), crate::Error> {
         let writer = self.inner.clone().lock_writer()?;
         let snap = self.inner.snapshot()?;
