@@ -29,7 +29,7 @@ pub(crate) fn split(text: &str) -> Result<(&str, &str), CliError> {
     Ok((store, node))
 }
 
-const SCHEMES: [&str; 9] = ["", "dir", "zip", "redb", "lmdb", "sled", "s3", "gs", "az"];
+const SCHEMES: [&str; 11] = ["", "dir", "zip", "redb", "lmdb", "sled", "s3", "gs", "az", "zarrdb+s3", "zarrdb+memory"];
 
 pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
     let ((from_store, from_node), (to_store, to_node)) = (split(source)?, split(destination)?);

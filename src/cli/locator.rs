@@ -89,6 +89,9 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
     if ["s3://", "gs://", "az://"].iter().any(|scheme| locator.starts_with(scheme)) {
         return Ok((Kind::Object, locator));
     }
+    if locator.starts_with("zarrdb+") {
+        return Ok((Kind::Database(Backend::Bucket), locator));
+    }
     if let Some((scheme, path)) = locator.split_once(':') {
         match scheme {
             "dir" => return Ok((Kind::Directory, path)),
