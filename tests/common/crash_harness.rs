@@ -127,7 +127,13 @@ pub enum Engine {
     /// LMDB with `DatabaseBuilder::lmdb_commit_log(true)`.
     LmdbLog,
     Sled,
+    /// A bucket database (`zarrdb+s3://`) at the locator `ZARRDB_CRASH_BUCKET` names (set by the
+    /// test, with the `AWS_*` variables the child inherits).
+    Bucket,
 }
+
+/// The variable naming a bucket database's locator for [`Engine::Bucket`].
+pub const BUCKET_ENV: &str = "ZARRDB_CRASH_BUCKET";
 
 impl Engine {
     fn backend(self) -> Backend {
@@ -135,6 +141,7 @@ impl Engine {
             Engine::Redb | Engine::RedbMulti => Backend::Redb,
             Engine::Lmdb | Engine::LmdbLog => Backend::Lmdb,
             Engine::Sled => Backend::Sled,
+            Engine::Bucket => Backend::Bucket,
         }
     }
 
@@ -153,7 +160,7 @@ impl Engine {
     }
 
     fn from_name(name: &str) -> Engine {
-        [Engine::Redb, Engine::RedbMulti, Engine::Lmdb, Engine::LmdbLog, Engine::Sled]
+        [Engine::Redb, Engine::RedbMulti, Engine::Lmdb, Engine::LmdbLog, Engine::Sled, Engine::Bucket]
             .into_iter()
             .find(|engine| engine.name() == name)
             .unwrap_or_else(|| panic!("unknown engine {name}"))
@@ -222,7 +229,10 @@ fn run_child(
     stop: Option<u64>,
     rng: &mut SplitMix,
 ) -> Ended {
-    let err_path = path.with_extension("child-stderr");
+    let err_path = match engine {
+        Engine::Bucket => std::env::temp_dir().join(format!("zarrdb-crash-bucket-{}.child-stderr", std::process::id())),
+        _ => path.with_extension("child-stderr"),
+    };
     let stderr = || std::fs::read_to_string(&err_path).unwrap_or_default();
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
@@ -305,7 +315,10 @@ pub fn crash_loop<W: Workload>(engine: Engine, durability: Durability, promise: 
     let stream = engine.name().bytes().fold(u64::from(durability == Durability::Fast), |h, b| h * 31 + u64::from(b));
     let mut rng = SplitMix::new(seed, stream);
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(backend.name());
+    let path = match engine {
+        Engine::Bucket => std::path::PathBuf::from(std::env::var(BUCKET_ENV).expect("the test names the bucket")),
+        _ => dir.path().join(backend.name()),
+    };
     let log = engine.logged();
     let mut builder = Database::builder();
     builder.backend(backend).durability(durability);
@@ -399,7 +412,10 @@ fn wait_for_sled_unlock(path: &Path) {
 
 /// `zarrdb check BACKEND:PATH`: every node opens and every chunk decodes, and it finds every node.
 fn zarrdb_check(backend: Backend, path: &Path, (groups, arrays): (usize, usize)) -> Result<(), String> {
-    let locator = format!("{}:{}", backend.name(), path.display());
+    let locator = match backend {
+        Backend::Bucket => path.display().to_string(),
+        _ => format!("{}:{}", backend.name(), path.display()),
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_zarrdb")).args(["check", &locator]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let summary = format!("checked {groups} groups, {arrays} arrays, ");
