@@ -97,8 +97,11 @@ impl Backend {
 
 /// What opening a bucket database answers in a build without the `object-store` feature.
 #[cfg(not(feature = "object-store"))]
-pub(crate) fn bucket_unavailable(_path: &Path) -> StoreError {
-    StoreError::Unsupported { store: "bucket database", operation: "open (built without the object-store feature)" }
+pub(crate) fn bucket_unavailable(_path: &Path) -> crate::error::StoreError {
+    crate::error::StoreError::Unsupported {
+        store: "bucket database",
+        operation: "open (built without the object-store feature)",
+    }
 }
 
 /// When a commit reaches the disk.
