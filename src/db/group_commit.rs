@@ -196,12 +196,10 @@ fn lead(db: &Arc<DbShared>, _writer: WriterGuard) {
 fn commit_group(db: &DbShared, group: &[Arc<Queued>]) -> Result<(), Error> {
     let races = db.engine.commits_race();
     let mut committed = commit_group_once(db, group, races);
-    let mut attempt = 0;
+    let mut retry = race::Retry::new();
     // Another writer moved a bucket database's head: check the batches again against the new
     // head, as a leader does, and commit the ones that pass over it.
-    while races && race::lost(&committed) && attempt < race::RETRIES {
-        attempt += 1;
-        race::pause(attempt);
+    while races && race::lost(&committed) && retry.again() {
         committed = commit_group_once(db, group, races);
     }
     committed

@@ -280,10 +280,8 @@ impl Database {
             })
         };
         let mut committed = commit();
-        let mut attempt = 0;
-        while super::race::lost(&committed) && attempt < super::race::RETRIES {
-            attempt += 1;
-            super::race::pause(attempt);
+        let mut retry = super::race::Retry::new();
+        while super::race::lost(&committed) && retry.again() {
             committed = commit();
         }
         committed?;

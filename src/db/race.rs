@@ -6,7 +6,7 @@
 //! [`TransactionError::Conflict`] naming the first key whose answer changed.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -14,21 +14,42 @@ use crate::error::{Error, StoreError, TransactionError};
 use crate::store::kv::KvSnapshot;
 use crate::store::ByteRange;
 
-/// How many times a commit that lost a race is tried again before the caller gets the error.
-pub(super) const RETRIES: u32 = 64;
+/// How long a commit that keeps losing races is tried again before the caller gets the error
+/// (it is tried at least [`MIN_TRIES`] times): with many writers on one head, a writer may lose
+/// many times in a row, and each loss costs it only a pause and a new try.
+const RETRY_FOR: Duration = Duration::from_secs(60);
+const MIN_TRIES: u32 = 64;
 
 /// Whether `result` is a commit that lost a race.
 pub(super) fn lost(result: &Result<(), Error>) -> bool {
     matches!(result, Err(Error::Store(StoreError::HeadMoved { .. })))
 }
 
-/// Wait before try `attempt` (from 1): randomized, growing, so racing writers spread out.
-pub(super) fn pause(attempt: u32) {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u32(attempt);
-    let ceiling_us = 1_000u64 << attempt.min(7);
-    std::thread::sleep(Duration::from_micros(hasher.finish() % ceiling_us));
+/// The tries of one commit that may lose races.
+pub(super) struct Retry {
+    began: Instant,
+    attempt: u32,
+}
+
+impl Retry {
+    pub fn new() -> Retry {
+        Retry { began: Instant::now(), attempt: 0 }
+    }
+
+    /// After a lost race: wait (randomized and growing, so racing writers spread out) and say
+    /// whether to try again.
+    pub fn again(&mut self) -> bool {
+        use std::hash::{BuildHasher, Hasher};
+        if self.attempt >= MIN_TRIES && self.began.elapsed() >= RETRY_FOR {
+            return false;
+        }
+        self.attempt += 1;
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(self.attempt);
+        let ceiling_us = 1_000u64 << self.attempt.min(8);
+        std::thread::sleep(Duration::from_micros(hasher.finish() % ceiling_us));
+        true
+    }
 }
 
 /// One read a transaction made, and what it answered where the answer is not a value.

@@ -115,10 +115,8 @@ impl Transaction {
             return commit_batch(db, self.engine_writer.take(), batch);
         };
         let mut committed = commit_batch(db, self.engine_writer.take(), batch.clone());
-        let mut attempt = 0;
-        while race::lost(&committed) && attempt < race::RETRIES {
-            attempt += 1;
-            race::pause(attempt);
+        let mut retry = race::Retry::new();
+        while race::lost(&committed) && retry.again() {
             // Another writer won: commit again over its head if every read answers the same there.
             let writer = db.engine.clone().lock_writer()?;
             let now = db.engine.snapshot()?;

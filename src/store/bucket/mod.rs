@@ -33,7 +33,7 @@ use format::{Commit, Head, Id, Value};
 use manifest::Changes;
 pub(crate) use objects::is_bucket_locator;
 use objects::{Objects, Version};
-use snapshot::{accept_page, load_page, page_name, BucketSnapshot, PageCache};
+use snapshot::{accept_page, load_page, page_name, BucketSnapshot, PageCache, WindowCache};
 
 use crate::error::StoreError;
 use crate::store::kv::{refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWriter, WriteBatch};
@@ -44,6 +44,8 @@ const INLINE_MAX: usize = 2 << 10;
 const PACK_BYTES: usize = 32 << 20;
 /// Parsed manifest pages kept in memory per open database.
 const CACHE_BYTES: usize = 64 << 20;
+/// Windows of packs kept in memory per open database (small values read together).
+const WINDOW_CACHE_BYTES: usize = 64 << 20;
 
 /// A commit as read: the head that named it (with the version of the `head` object, for the
 /// conditional write over it), or none yet.
@@ -62,6 +64,7 @@ impl State {
 pub(crate) struct BucketEngine {
     objects: Arc<Objects>,
     cache: Arc<PageCache>,
+    windows: Arc<WindowCache>,
     read_only: bool,
     /// The state a writer of this process based its commit on, and its thread: that thread's
     /// snapshots read it, so what the transaction reads is what its commit is conditioned on.
@@ -79,6 +82,7 @@ impl BucketEngine {
         let engine = BucketEngine {
             objects,
             cache: Arc::new(PageCache::new(CACHE_BYTES)),
+            windows: Arc::new(WindowCache::new(WINDOW_CACHE_BYTES)),
             read_only,
             pinned: Mutex::new(None),
             latest: Mutex::new(None),
@@ -177,7 +181,12 @@ impl BucketEngine {
     }
 
     fn snapshot_of(&self, state: &State) -> BucketSnapshot {
-        BucketSnapshot { objects: self.objects.clone(), cache: self.cache.clone(), commit: state.commit.clone() }
+        BucketSnapshot {
+            objects: self.objects.clone(),
+            cache: self.cache.clone(),
+            windows: self.windows.clone(),
+            commit: state.commit.clone(),
+        }
     }
 
     /// Commit `puts` and `erased` over `base`: upload the new pages and the record, then move the

@@ -156,6 +156,17 @@ impl Objects {
         }
     }
 
+    /// Up to `len` bytes at `offset` of the object `name` (fewer where it ends); `None` when the
+    /// object is missing.
+    pub async fn get_range_upto(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let options = GetOptions { range: Some(GetRange::Bounded(offset..offset + len)), ..GetOptions::default() };
+        match self.remote.get_opts(&self.path(name), options).await {
+            Ok(found) => Ok(Some(found.bytes().await.map_err(|e| self.failed("get", name, e))?.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.failed("get", name, e)),
+        }
+    }
+
     /// Write every object, up to 32 at once; all are written when this returns `Ok`.
     pub async fn put_all(&self, objects: Vec<(String, Vec<u8>)>) -> Result<(), StoreError> {
         futures::stream::iter(objects.into_iter().map(|(name, bytes)| async move {

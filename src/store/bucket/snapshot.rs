@@ -13,46 +13,56 @@ use crate::error::StoreError;
 use crate::store::kv::{slice_range, KvSnapshot};
 use crate::store::ByteRange;
 
-/// Parsed pages by id, up to a byte budget; the oldest go first.
-pub(crate) struct PageCache {
-    inner: Mutex<CacheInner>,
+/// Values by key up to a byte budget; the oldest go first. Holds what never changes under its
+/// key (parsed pages by id, windows of packs), so nothing in it goes stale.
+pub(crate) struct Cache<K, V> {
+    inner: Mutex<CacheInner<K, V>>,
     budget: usize,
 }
 
-#[derive(Default)]
-struct CacheInner {
-    pages: HashMap<Id, Arc<Page>>,
-    order: VecDeque<(Id, usize)>,
+struct CacheInner<K, V> {
+    values: HashMap<K, Arc<V>>,
+    order: VecDeque<(K, usize)>,
     bytes: usize,
 }
 
-impl PageCache {
-    pub fn new(budget: usize) -> PageCache {
-        PageCache { inner: Mutex::new(CacheInner::default()), budget }
+impl<K: std::hash::Hash + Eq + Copy, V> Cache<K, V> {
+    pub fn new(budget: usize) -> Cache<K, V> {
+        Cache { inner: Mutex::new(CacheInner { values: HashMap::new(), order: VecDeque::new(), bytes: 0 }), budget }
     }
 
-    fn get(&self, id: &Id) -> Option<Arc<Page>> {
-        self.inner.lock().pages.get(id).cloned()
+    fn get(&self, key: &K) -> Option<Arc<V>> {
+        self.inner.lock().values.get(key).cloned()
     }
 
-    pub fn contains(&self, id: &Id) -> bool {
-        self.inner.lock().pages.contains_key(id)
+    pub fn contains(&self, key: &K) -> bool {
+        self.inner.lock().values.contains_key(key)
     }
 
-    pub fn insert(&self, id: Id, page: Arc<Page>, bytes: usize) {
+    pub fn insert(&self, key: K, value: Arc<V>, bytes: usize) {
         let mut inner = self.inner.lock();
-        if inner.pages.insert(id, page).is_some() {
+        if inner.values.insert(key, value).is_some() {
             return;
         }
-        inner.order.push_back((id, bytes));
+        inner.order.push_back((key, bytes));
         inner.bytes += bytes;
         while inner.bytes > self.budget && inner.order.len() > 1 {
             let Some((old, size)) = inner.order.pop_front() else { break };
-            inner.pages.remove(&old);
+            inner.values.remove(&old);
             inner.bytes -= size;
         }
     }
 }
+
+/// Parsed manifest pages by id.
+pub(crate) type PageCache = Cache<Id, Page>;
+
+/// Windows of packs, by pack and window number: values written together (the chunks of one
+/// commit) are read together, one request per window instead of one per value.
+pub(crate) type WindowCache = Cache<(Id, u64), Vec<u8>>;
+
+/// The size of a pack window; values up to a quarter of it are read through windows.
+pub(crate) const WINDOW: u64 = 1 << 20;
 
 /// The page `page` names, from the cache or the bucket.
 pub(crate) fn load_page(objects: &Objects, cache: &PageCache, page: &PageRef) -> Result<Arc<Page>, StoreError> {
@@ -101,6 +111,7 @@ pub(crate) fn accept_page(
 pub(crate) struct BucketSnapshot {
     pub objects: Arc<Objects>,
     pub cache: Arc<PageCache>,
+    pub windows: Arc<WindowCache>,
     pub commit: Arc<Commit>,
 }
 
@@ -133,8 +144,28 @@ impl BucketSnapshot {
                     what,
                 };
                 let (at, n) = range.unwrap_or((0, *len));
-                let bytes = self.objects.block(self.objects.get_range(&name, offset + at, n))?;
-                let bytes = bytes.ok_or_else(|| damaged("a pack the manifest names is missing"))?;
+                let start = offset + at;
+                let window = start / WINDOW;
+                let bytes = if n <= WINDOW / 4 && (start + n).div_ceil(WINDOW) == window + 1 {
+                    let cached = self.windows.get(&(*pack, window));
+                    let part = match cached {
+                        Some(part) => part,
+                        None => {
+                            let part =
+                                self.objects.block(self.objects.get_range_upto(&name, window * WINDOW, WINDOW))?;
+                            let part = Arc::new(part.ok_or_else(|| damaged("a pack the manifest names is missing"))?);
+                            self.windows.insert((*pack, window), part.clone(), part.len());
+                            part
+                        }
+                    };
+                    let from = (start - window * WINDOW) as usize;
+                    part.get(from..from + n as usize)
+                        .ok_or_else(|| damaged("a pack shorter than its manifest says"))?
+                        .to_vec()
+                } else {
+                    let bytes = self.objects.block(self.objects.get_range(&name, start, n))?;
+                    bytes.ok_or_else(|| damaged("a pack the manifest names is missing"))?
+                };
                 if range.is_none() && crc32c::crc32c(&bytes) != *crc {
                     return Err(damaged("a value whose checksum does not match"));
                 }
