@@ -631,12 +631,15 @@ pub enum TransactionError {
         /// The refused operation.
         operation: &'static str,
     },
-    /// A chunk read for a read-modify-write was stored by another writer before this unit
+    /// A key read for a read-modify-write was stored by another writer before this unit
     /// committed, so nothing was committed. Region writes run again on their own when this
-    /// happens; it reaches callers only through [`crate::store::StoreScope::finish`].
-    #[error("chunk {key} changed since it was read; nothing was committed")]
+    /// happens; it reaches callers through [`crate::store::StoreScope::finish`], and through
+    /// [`crate::Transaction::commit`] on a bucket database (`zarrdb+s3://`), whose transactions do
+    /// not exclude other writers: there a key (or listed prefix) the transaction read was changed
+    /// by a commit that won the race, and running the transaction again is the remedy.
+    #[error("{key} changed since it was read; nothing was committed")]
     Conflict {
-        /// The first chunk key the unit read for a read-modify-write.
+        /// The first key (a chunk, a document, or a listed prefix) whose read changed.
         key: String,
     },
 }
