@@ -23,7 +23,7 @@ mod manifest;
 mod objects;
 mod snapshot;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::thread::ThreadId;
 
@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use format::{Commit, Head, Id, Value};
 use manifest::Changes;
 pub(crate) use objects::is_bucket_locator;
-use objects::{Objects, Version};
+use objects::{Objects, Upload, Version};
 use snapshot::{accept_page, load_page, page_name, BucketSnapshot, PageCache, WindowCache};
 
 use crate::error::StoreError;
@@ -42,6 +42,8 @@ use crate::store::kv::{refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWrit
 const INLINE_MAX: usize = 2 << 10;
 /// A pack is uploaded once it holds this much (a longer value is a pack of its own).
 const PACK_BYTES: usize = 32 << 20;
+/// Packs uploaded at once by one commit.
+const UPLOADS: usize = 4;
 /// Parsed manifest pages kept in memory per open database.
 const CACHE_BYTES: usize = 64 << 20;
 /// Windows of packs kept in memory per open database (small values read together).
@@ -266,14 +268,30 @@ impl BucketEngine {
         Ok(())
     }
 
+    /// Start the upload of the pack being gathered, waiting first for the oldest upload when
+    /// [`UPLOADS`] are in flight (so memory holds at most that many packs).
     fn flush(&self, packer: &mut Packer) -> Result<(), StoreError> {
         if packer.bytes.is_empty() {
             return Ok(());
         }
+        while packer.uploads.len() >= UPLOADS {
+            let oldest = packer.uploads.pop_front().expect("uploads are in flight");
+            self.objects.join(oldest)?;
+        }
         let bytes = std::mem::take(&mut packer.bytes);
         let name = format!("packs/{}", packer.id.hex());
         packer.id = Id::fresh();
-        self.objects.block(self.objects.put_all(vec![(name, bytes)]))
+        packer.uploads.push_back(self.objects.upload(name, bytes));
+        Ok(())
+    }
+
+    /// Upload what is gathered and wait until every pack is acknowledged.
+    fn finish_packs(&self, packer: &mut Packer) -> Result<(), StoreError> {
+        self.flush(packer)?;
+        while let Some(upload) = packer.uploads.pop_front() {
+            self.objects.join(upload)?;
+        }
+        Ok(())
     }
 
     fn commit_batch_over(&self, base: &State, batch: WriteBatch) -> Result<(), StoreError> {
@@ -285,7 +303,7 @@ impl BucketEngine {
                 None => drop(packer.puts.insert(key, None)),
             }
         }
-        self.flush(&mut packer)?;
+        self.finish_packs(&mut packer)?;
         self.commit_over(base, &batch.erased_prefixes, &packer.puts)
     }
 
@@ -314,11 +332,14 @@ struct Packer {
     id: Id,
     bytes: Vec<u8>,
     puts: BTreeMap<String, Option<Value>>,
+    /// Packs being uploaded, oldest first. Dropped unfinished (an aborted commit), they run to
+    /// their end and leave objects no commit names.
+    uploads: VecDeque<Upload>,
 }
 
 impl Packer {
     fn new() -> Packer {
-        Packer { id: Id::fresh(), bytes: Vec::new(), puts: BTreeMap::new() }
+        Packer { id: Id::fresh(), bytes: Vec::new(), puts: BTreeMap::new(), uploads: VecDeque::new() }
     }
 }
 
@@ -412,7 +433,7 @@ impl KvBulk for BucketBulk {
     }
 
     fn commit(mut self: Box<Self>, _durable: bool) -> Result<(), StoreError> {
-        self.engine.flush(&mut self.packer)?;
+        self.engine.finish_packs(&mut self.packer)?;
         let puts = std::mem::take(&mut self.packer.puts);
         self.engine.commit_over(&self.base, &[], &puts)
     }

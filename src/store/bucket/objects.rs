@@ -23,6 +23,9 @@ pub(crate) const MEMORY_SCHEME: &str = "zarrdb+memory://";
 /// The folder under the locator's prefix that holds the database's objects.
 const FOLDER: &str = "__zarrdb";
 
+/// An upload running on the runtime.
+pub(crate) type Upload = tokio::task::JoinHandle<Result<(), StoreError>>;
+
 /// The version of an object as the server reported it, for a conditional write over it.
 pub(crate) type Version = UpdateVersion;
 
@@ -87,6 +90,34 @@ impl Objects {
 
     pub fn block<T>(&self, f: impl Future<Output = T>) -> T {
         self.runtime.block_on(f)
+    }
+
+    /// Write the object `name` on the runtime while the caller goes on. The task holds the
+    /// client, not these `Objects`, so the runtime is never dropped by one of its own tasks.
+    pub fn upload(&self, name: String, bytes: Vec<u8>) -> Upload {
+        let (remote, path, backend) = (self.remote.clone(), self.path(&name), self.name);
+        let key = format!("{}/{name}", self.locator);
+        self.runtime.spawn(async move {
+            remote.put(&path, bytes.into()).await.map(drop).map_err(|source| StoreError::Engine {
+                backend,
+                operation: "put",
+                key,
+                source: Box::new(source),
+            })
+        })
+    }
+
+    /// Wait for `upload` to end.
+    pub fn join(&self, upload: Upload) -> Result<(), StoreError> {
+        match self.block(upload) {
+            Ok(done) => done,
+            Err(failed) => Err(StoreError::Engine {
+                backend: self.name,
+                operation: "upload",
+                key: self.locator.clone(),
+                source: Box::new(failed),
+            }),
+        }
     }
 
     fn path(&self, name: &str) -> Path {
