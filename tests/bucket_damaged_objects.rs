@@ -29,15 +29,18 @@ fn objects(store: &ObjectStore, kind: &str) -> Vec<String> {
     all
 }
 
+/// The two values, as read.
+type Both = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// What reading both values (after opening) answers.
-fn read_both(locator: &str) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), Error> {
+fn read_both(locator: &str) -> Result<Both, Error> {
     let db = Database::builder().read_only(true).open(locator)?;
     let snapshot = db.begin_read()?;
     let store = snapshot.store();
     Ok((store.get("small")?, store.get("big")?))
 }
 
-fn refused(result: Result<(Option<Vec<u8>>, Option<Vec<u8>>), Error>, what: &str) {
+fn refused(result: Result<Both, Error>, what: &str) {
     match result {
         Err(Error::Store(StoreError::Damaged { key, .. })) => assert!(!key.is_empty(), "{what}"),
         Err(Error::Store(StoreError::Open { reason, .. })) => assert!(!reason.is_empty(), "{what}"),
