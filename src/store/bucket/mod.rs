@@ -353,12 +353,24 @@ impl KvEngine for BucketEngine {
         Ok(Arc::new(self.snapshot_of(&state)))
     }
 
+    /// A commit without a writer (the format record `db/` writes at open) read nothing, so a
+    /// lost race only means committing it again over the winner's head (two processes creating
+    /// one database write the same record).
     fn commit(&self, batch: WriteBatch, _durable: bool) -> Result<(), StoreError> {
         if batch.is_empty() {
             return Ok(());
         }
-        let base = self.fetch_latest()?;
-        self.commit_batch_over(&base, batch)
+        let mut tries = 0;
+        loop {
+            let base = self.fetch_latest()?;
+            match self.commit_batch_over(&base, batch.clone()) {
+                Err(StoreError::HeadMoved { .. }) if tries < 64 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(tries));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Every commit waits for the server: writers gain by sharing one.
