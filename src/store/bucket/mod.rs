@@ -18,6 +18,9 @@
 //! transaction layer (`db/`) answers by checking what the commit read against the new head and
 //! committing again, or failing with a conflict (docs/architecture.md, "Bucket databases").
 
+mod collect;
+#[cfg(test)]
+mod collect_tests;
 mod format;
 mod manifest;
 mod objects;
@@ -42,6 +45,11 @@ use crate::store::kv::{refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWrit
 const INLINE_MAX: usize = 2 << 10;
 /// A pack is uploaded once it holds this much (a longer value is a pack of its own).
 const PACK_BYTES: usize = 32 << 20;
+/// How old an object no commit reaches must be before a collection deletes it, by the server's
+/// clock; a writer refuses to commit once its first upload is half this old, so nothing it
+/// uploaded can have been deleted (`collect.rs`).
+pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Packs uploaded at once by one commit.
 const UPLOADS: usize = 4;
 /// Parsed manifest pages kept in memory per open database.
@@ -278,6 +286,7 @@ impl BucketEngine {
             let oldest = packer.uploads.pop_front().expect("uploads are in flight");
             self.objects.join(oldest)?;
         }
+        packer.first_upload.get_or_insert_with(std::time::Instant::now);
         let bytes = std::mem::take(&mut packer.bytes);
         let name = format!("packs/{}", packer.id.hex());
         packer.id = Id::fresh();
@@ -285,13 +294,20 @@ impl BucketEngine {
         Ok(())
     }
 
-    /// Upload what is gathered and wait until every pack is acknowledged.
+    /// Upload what is gathered and wait until every pack is acknowledged; refuse when the
+    /// first upload is too old for what it wrote to be safe from a collection.
     fn finish_packs(&self, packer: &mut Packer) -> Result<(), StoreError> {
         self.flush(packer)?;
         while let Some(upload) = packer.uploads.pop_front() {
             self.objects.join(upload)?;
         }
-        Ok(())
+        match packer.first_upload {
+            Some(first) if first.elapsed() > GRACE / 2 => Err(StoreError::Unsupported {
+                store: "bucket database",
+                operation: "commit an upload older than half the collection's grace (run it again)",
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn commit_batch_over(&self, base: &State, batch: WriteBatch) -> Result<(), StoreError> {
@@ -332,6 +348,9 @@ struct Packer {
     id: Id,
     bytes: Vec<u8>,
     puts: BTreeMap<String, Option<Value>>,
+    /// When the first pack was handed to the uploads: a commit refuses once this is
+    /// [`GRACE`]`/ 2` old, since a collection may delete what it uploaded after [`GRACE`].
+    first_upload: Option<std::time::Instant>,
     /// Packs being uploaded, oldest first. Dropped unfinished (an aborted commit), they run to
     /// their end and leave objects no commit names.
     uploads: VecDeque<Upload>,
@@ -339,7 +358,13 @@ struct Packer {
 
 impl Packer {
     fn new() -> Packer {
-        Packer { id: Id::fresh(), bytes: Vec::new(), puts: BTreeMap::new(), uploads: VecDeque::new() }
+        Packer {
+            id: Id::fresh(),
+            bytes: Vec::new(),
+            puts: BTreeMap::new(),
+            first_upload: None,
+            uploads: VecDeque::new(),
+        }
     }
 }
 
@@ -396,14 +421,11 @@ impl KvEngine for BucketEngine {
         Ok(Some(Box::new(BucketWriter { engine: self, base })))
     }
 
-    /// Not built yet: objects no commit reaches (left by lost races, aborted and killed
-    /// commits, expired versions) stay until a collection by the server's clock exists.
+    /// Delete the objects no commit a reader may still hold reaches, older than [`GRACE`].
     fn compact(&self, database: &str) -> Result<(), crate::error::CompactError> {
-        Err(crate::error::CompactError::Unsupported {
-            database: database.to_owned(),
-            backend: "bucket",
-            why: "collection of the objects no commit reaches is not built yet",
-        })
+        let failed = |source| crate::error::CompactError::Engine { database: database.to_owned(), source };
+        refuse_if_read_only(self.read_only, "compact").map_err(failed)?;
+        self.collect(GRACE).map(drop).map_err(failed)
     }
 
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {

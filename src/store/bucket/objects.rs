@@ -228,6 +228,32 @@ impl Objects {
         }
     }
 
+    /// The objects under `folder` (a name prefix such as `packs/`): name, size, and the server's
+    /// time of last modification in milliseconds since the Unix epoch.
+    pub async fn list(&self, folder: &str) -> Result<Vec<(String, u64, i64)>, StoreError> {
+        let path = self.path(folder.trim_end_matches('/'));
+        let listed: Vec<_> =
+            self.remote.list(Some(&path)).try_collect().await.map_err(|e| self.failed("list", folder, e))?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|meta| {
+                let name = meta.location.as_ref().strip_prefix(self.root.as_str())?.to_owned();
+                Some((name, meta.size, meta.last_modified.timestamp_millis()))
+            })
+            .collect())
+    }
+
+    /// The server's time now, in milliseconds since the Unix epoch: the modification time of
+    /// an object written for the purpose (then deleted), so every age compared with it is by
+    /// the server's one clock.
+    pub async fn server_now(&self) -> Result<i64, StoreError> {
+        let name = format!("probe/clock-{}", super::format::Id::fresh().hex());
+        self.remote.put(&self.path(&name), b"".to_vec().into()).await.map_err(|e| self.failed("put", &name, e))?;
+        let meta = self.remote.head(&self.path(&name)).await.map_err(|e| self.failed("head", &name, e))?;
+        self.delete_all(std::slice::from_ref(&name)).await?;
+        Ok(meta.last_modified.timestamp_millis())
+    }
+
     /// Delete every object named (absent ones count as deleted).
     pub async fn delete_all(&self, names: &[String]) -> Result<(), StoreError> {
         let paths: Vec<Path> = names.iter().map(|name| self.path(name)).collect();
