@@ -24,15 +24,17 @@
 //! equals its acknowledged transactions (each of which read the count of those before it); each
 //! cell holds the last value acknowledged for it (0 if none); nothing else was written.
 
+#[path = "common/history.rs"]
+#[expect(dead_code, reason = "the test uses only the child-process helpers")]
+mod history;
 #[path = "common/seaweed.rs"]
 mod seaweed;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use history::{Proc, Procs};
 
 use zarrdb::error::TransactionError;
 use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error};
@@ -149,80 +151,6 @@ fn child_entry() {
     writer(&db, w, ops());
 }
 
-/// A writer process, its stdout and stderr going to files.
-struct Proc {
-    w: u64,
-    child: Child,
-    out: PathBuf,
-    err: PathBuf,
-}
-
-impl Proc {
-    fn spawn(dir: &Path, locator: &str, w: u64) -> Proc {
-        let out = dir.join(format!("writer{w}.out"));
-        let err = dir.join(format!("writer{w}.err"));
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-            .env(DB_ENV, locator)
-            .env(WRITER_ENV, w.to_string())
-            .env(OPS_ENV, ops().to_string())
-            .stdin(Stdio::null())
-            .stdout(File::create(&out).unwrap())
-            .stderr(File::create(&err).unwrap())
-            .spawn()
-            .unwrap();
-        Proc { w, child, out, err }
-    }
-
-    fn stdout(&self) -> String {
-        std::fs::read_to_string(&self.out).unwrap_or_default()
-    }
-
-    fn output(&self) -> String {
-        let err = std::fs::read_to_string(&self.err).unwrap_or_default();
-        format!("writer {}: stdout:\n{}\nstderr:\n{err}", self.w, self.stdout())
-    }
-}
-
-/// The writers; those still running when the parent fails are killed.
-struct Procs(Vec<Proc>);
-
-impl Procs {
-    /// Wait until every writer has exited, each successfully, by `deadline`.
-    fn wait(&mut self, deadline: Instant) {
-        loop {
-            let mut running = Vec::new();
-            for proc in &mut self.0 {
-                match proc.child.try_wait().unwrap() {
-                    Some(status) => assert!(status.success(), "writer {} failed ({status}); {}", proc.w, proc.output()),
-                    None => running.push(proc.output()),
-                }
-            }
-            if running.is_empty() {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} writers still running after {TIME_LIMIT:?}:\n{}",
-                running.len(),
-                running.join("\n")
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Procs {
-    fn drop(&mut self) {
-        for proc in &mut self.0 {
-            if proc.child.try_wait().ok().flatten().is_none() {
-                let _ = proc.child.kill();
-                let _ = proc.child.wait();
-            }
-        }
-    }
-}
-
 /// What the writers' acknowledgements say the database must hold.
 #[derive(Default)]
 struct Acked {
@@ -300,11 +228,16 @@ fn bucket_writers_lose_no_update() {
     }
 
     let dir = tempfile::tempdir().unwrap();
-    let mut procs = Procs((0..WRITERS).map(|w| Proc::spawn(dir.path(), &locator, w)).collect());
-    procs.wait(started + TIME_LIMIT);
+    let spawn = |w: u64| {
+        let env =
+            [(DB_ENV, locator.clone().into()), (WRITER_ENV, w.to_string().into()), (OPS_ENV, ops().to_string().into())];
+        Proc::spawn(dir.path(), "writer", w, env)
+    };
+    let mut procs = Procs((0..WRITERS).map(spawn).collect());
+    procs.wait("", started + TIME_LIMIT);
     let mut acked = Acked::default();
-    for proc in &procs.0 {
-        acked.add(proc.w, &proc.stdout());
+    for (w, proc) in (0..).zip(&procs.0) {
+        acked.add(w, &proc.stdout());
     }
     drop(procs);
     let written = started.elapsed();
