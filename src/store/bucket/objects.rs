@@ -159,39 +159,23 @@ impl Objects {
     /// `len` bytes at `offset` of the object `name`; `None` when the object is missing, an error
     /// when it is shorter.
     pub async fn get_range(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let damaged = |what| StoreError::Damaged { backend: self.name, operation: "get", key: name.to_owned(), what };
         if len == 0 {
             return Ok(Some(Vec::new()));
         }
-        let end = offset.checked_add(len).ok_or_else(|| StoreError::Damaged {
-            backend: self.name,
-            operation: "get",
-            key: name.to_owned(),
-            what: "a value past the largest offset",
-        })?;
-        let options = GetOptions { range: Some(GetRange::Bounded(offset..end)), ..GetOptions::default() };
-        match self.remote.get_opts(&self.path(name), options).await {
-            Ok(found) => {
-                let bytes = found.bytes().await.map_err(|e| self.failed("get", name, e))?;
-                if bytes.len() as u64 != len {
-                    return Err(StoreError::Damaged {
-                        backend: self.name,
-                        operation: "get",
-                        key: name.to_owned(),
-                        what: "a pack shorter than its manifest says",
-                    });
-                }
-                Ok(Some(bytes.to_vec()))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.failed("get", name, e)),
+        offset.checked_add(len).ok_or_else(|| damaged("a value past the largest offset"))?;
+        let bytes = self.get_range_upto(name, offset, len).await?;
+        match bytes {
+            Some(bytes) if bytes.len() as u64 != len => Err(damaged("a pack shorter than its manifest says")),
+            other => Ok(other),
         }
     }
 
-    /// Up to `len` bytes at `offset` of the object `name` (fewer where it ends); `None` when the
-    /// object is missing.
+    /// Up to `len` bytes at `offset` of the object `name` (fewer where it, or the largest offset,
+    /// ends); `None` when the object is missing.
     pub async fn get_range_upto(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>, StoreError> {
-        let options = GetOptions { range: Some(GetRange::Bounded(offset..offset + len)), ..GetOptions::default() };
-        match self.remote.get_opts(&self.path(name), options).await {
+        let range = GetRange::Bounded(offset..offset.saturating_add(len));
+        match self.remote.get_opts(&self.path(name), GetOptions { range: Some(range), ..GetOptions::default() }).await {
             Ok(found) => Ok(Some(found.bytes().await.map_err(|e| self.failed("get", name, e))?.to_vec())),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.failed("get", name, e)),
