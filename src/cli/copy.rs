@@ -97,6 +97,47 @@ pub(crate) fn run(source: &str, destination: &str, as_json: bool) -> CliResult {
     )
 }
 
+/// `cp --history`: the whole of one database that keeps history into another, every version,
+/// tag and branch (`Database::mirror_into`); the destination is created, keeping history, when
+/// missing.
+pub(crate) fn mirror(source: &str, destination: &str, as_json: bool) -> CliResult {
+    for (locator, role) in [(source, "from"), (destination, "to")] {
+        if split(locator)?.1 != "/" || locator::split_version(locator).1.is_some() {
+            return Err(CliError::new(format!(
+                "cp --history {role} \"{locator}\": a whole database is mirrored, with every version (no :/NODE or @VERSION)"
+            )));
+        }
+    }
+    let (from_backend, from) = locator::database(source, "cp --history from")?;
+    let (to_backend, to) = locator::database(destination, "cp --history to")?;
+    if locator::same_database(source, destination)? {
+        return Err(CliError::new(format!("cp --history: \"{source}\" and \"{destination}\" are one database")));
+    }
+    let mut builder = Database::builder();
+    let from_db = builder.backend(from_backend).read_only(true).open(from)?;
+    let mut builder = Database::builder();
+    let to_db = builder.backend(to_backend).history(true).create(to)?;
+    let mirrored = from_db.mirror_into(&to_db)?;
+    if as_json {
+        let report = serde_json::json!({
+            "source": source,
+            "destination": destination,
+            "commits": mirrored.commits,
+            "keys_written": mirrored.keys_written,
+            "bytes_written": mirrored.bytes_written,
+            "keys_removed": mirrored.keys_removed,
+        });
+        return outln!("{}", serde_json::to_string_pretty(&report)?);
+    }
+    outln!(
+        "mirrored the history of {source} into {destination}: {} new commits, {} keys ({} bytes) written, {} removed",
+        mirrored.commits,
+        mirrored.keys_written,
+        mirrored.bytes_written,
+        mirrored.keys_removed
+    )
+}
+
 /// The source store, opened for reading, once its node is known to be there.
 fn source_node(store: &str, node: &str) -> Result<locator::Opened, CliError> {
     let opened = locator::open(store)?;

@@ -510,9 +510,11 @@ enum Command {
     /// Copy a node with everything below it between stores: into a database (one transaction, created
     /// when missing), a folder, or a new zip archive (from a database).
     ///
-    /// Chunk bytes are copied as they are, never decoded.
+    /// Chunk bytes are copied as they are, never decoded. With --history, between two databases
+    /// that keep history: push or pull every version, tag and branch (only what the destination
+    /// lacks is written; refused when it holds commits the source lacks).
     #[command(
-        after_help = "Examples:\n  zarrdb cp data.zarrdb:/runs/2026 archive.zarrdb:/2026\n  zarrdb cp dir:downloaded.zarr data.zarrdb:/imported\n  zarrdb cp data.zarrdb:/runs/2026 dir:share/2026.zarr\n  zarrdb cp lmdb:/srv/env:/grid grid.zip"
+        after_help = "Examples:\n  zarrdb cp data.zarrdb:/runs/2026 archive.zarrdb:/2026\n  zarrdb cp dir:downloaded.zarr data.zarrdb:/imported\n  zarrdb cp data.zarrdb:/runs/2026 dir:share/2026.zarr\n  zarrdb cp lmdb:/srv/env:/grid grid.zip\n  zarrdb cp --history data.zarrdb zarrdb+s3://lab/runs   (push)\n  zarrdb cp --history zarrdb+s3://lab/runs copy.zarrdb   (pull)"
     )]
     Cp {
         /// The source: a store locator, then optionally `:/` and a node path (`data.zarrdb:/grid`).
@@ -520,6 +522,10 @@ enum Command {
         /// The destination: a store locator, then optionally `:/` and where the node lands (which
         /// must be free).
         destination: String,
+        /// Mirror a whole database that keeps history into another (created with history when
+        /// missing): every version, tag and branch.
+        #[arg(long)]
+        history: bool,
         /// Print the report as one JSON document.
         #[arg(long)]
         json: bool,
@@ -654,7 +660,8 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Demo { locator } => demo::run(locator),
         Command::Completions { shell } => completions(shell),
-        Command::Cp { source, destination, json } => copy::run(&source, &destination, json),
+        Command::Cp { source, destination, history: true, json } => copy::mirror(&source, &destination, json),
+        Command::Cp { source, destination, history: false, json } => copy::run(&source, &destination, json),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
         Command::Create { store, array, dtype, shape, chunks, shard, codecs, fill, dims, attrs } => {
             let spec = create::ArraySpec { dtype, shape, chunks, shard, codecs, fill, dims, attrs };

@@ -178,7 +178,7 @@ impl DbShared {
         Err(HistoryError::NameTaken { database: self.path.display().to_string(), name: shown(name), what }.into())
     }
 
-    fn history(&self) -> Result<&Arc<HistoryEngine>, Error> {
+    pub(super) fn history(&self) -> Result<&Arc<HistoryEngine>, Error> {
         let database = || self.path.display().to_string();
         self.history.as_ref().ok_or_else(|| HistoryError::Off { database: database() }.into())
     }
@@ -249,7 +249,7 @@ impl DbShared {
 type HistoryView = (Option<super::transaction::WriterGuard>, Arc<dyn KvSnapshot>);
 
 impl Database {
-    fn history_view(&self) -> Result<HistoryView, Error> {
+    pub(super) fn history_view(&self) -> Result<HistoryView, Error> {
         let history = self.shared.history()?;
         // A thread that holds the writer lock already keeps collections out.
         let writer = match self.stable_snapshots() || self.shared.would_deadlock().is_err() {
@@ -265,7 +265,7 @@ impl Database {
     ///
     /// On a bucket database another writer may move the head first: the batch is then built
     /// again from the new latest state and committed over it (`race.rs`).
-    fn write_history<T>(
+    pub(super) fn write_history<T>(
         &self,
         mut build: impl FnMut(&dyn KvSnapshot) -> Result<(WriteBatch, T), Error>,
     ) -> Result<T, Error> {

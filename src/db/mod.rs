@@ -22,6 +22,7 @@ mod disk_full;
 mod format;
 mod group_commit;
 mod history;
+mod mirror;
 mod open;
 mod overlay;
 mod race;
@@ -39,6 +40,7 @@ use parking_lot::Mutex;
 pub(crate) use bulk::BulkWrite;
 pub use compact::Compaction;
 pub use history::{Collection, CommitId, CommitInfo, HistoryProblem, KeyChange, MergeOutcome, VersionRef};
+pub use mirror::Mirrored;
 pub use snapshot::Snapshot;
 pub use transaction::Transaction;
 

@@ -86,6 +86,29 @@ pub enum HistoryError {
         /// How many keys conflict in all.
         count: usize,
     },
+    /// A mirror ([`crate::Database::mirror_into`]) would lose commits: the target holds a
+    /// commit the source does not (made there since the last mirror, or collected from the
+    /// source since). Nothing was written.
+    #[error(
+        "\"{target}\" holds commit {commit:016x}, which \"{database}\" {why}: mirroring would lose it; \
+         mirror the other way first, or into a new database"
+    )]
+    Diverged {
+        /// The source's path.
+        database: String,
+        /// The target's path.
+        target: String,
+        /// The target's newest commit.
+        commit: u64,
+        /// What the source holds instead: `does not hold`, `holds another commit under that number`.
+        why: &'static str,
+    },
+    /// A mirror whose source and target are one database.
+    #[error("\"{database}\" cannot be mirrored into itself")]
+    MirrorIntoItself {
+        /// The database's path.
+        database: String,
+    },
     /// A commit id that is not one (16 hexadecimal digits).
     #[error("\"{given}\" is not a commit id (16 hexadecimal digits)")]
     InvalidCommitId {

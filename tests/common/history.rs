@@ -413,3 +413,24 @@ pub fn tallies(tally: &BTreeMap<&str, Kills>) -> String {
     let each = tally.iter().map(|(op, t)| format!("{op} {} ({} of {} aimed at one)", t.during, t.landed, t.aimed));
     each.collect::<Vec<_>>().join(", ")
 }
+
+/// Panics (naming what differs) unless `a` and `b` hold the same history: the same branches and
+/// tags naming the same commits, the same log on every branch, and every commit of every log
+/// holding the same keys and values.
+pub fn assert_same_history(a: &Database, b: &Database) {
+    assert_eq!(a.branches().unwrap(), b.branches().unwrap(), "branches");
+    assert_eq!(a.tags().unwrap(), b.tags().unwrap(), "tags");
+    let mut seen = std::collections::BTreeSet::new();
+    for (branch, _) in a.branches().unwrap() {
+        let (ours, theirs) =
+            (a.on_branch(&branch).unwrap().log().unwrap(), b.on_branch(&branch).unwrap().log().unwrap());
+        assert_eq!(ours, theirs, "the log of branch {branch}");
+        for commit in ours.into_iter().filter(|c| seen.insert(c.id)) {
+            let at = VersionRef::Commit(commit.id);
+            let what = format!("commit {}", commit.id);
+            let (x, y) = (a.open_version(&at).unwrap(), b.open_version(&at).unwrap());
+            assert_eq!(contents(x.store().as_ref(), &what), contents(y.store().as_ref(), &what), "{what}");
+        }
+    }
+    assert_eq!(contents(a.store().as_ref(), "head"), contents(b.store().as_ref(), "head"), "main's head");
+}

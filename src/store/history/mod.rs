@@ -630,10 +630,27 @@ pub(crate) mod read {
     use std::collections::BTreeSet;
 
     pub(crate) use super::graph::{between, changes_between};
+    pub(crate) use super::record::{commit_key, damaged, parse_commit_key, ENTRY_LEN};
 
     /// The commit `main` points at.
     pub fn main(snap: &dyn KvSnapshot) -> Result<CommitRecord, StoreError> {
         Ok(Tip::read(snap)?.parent)
+    }
+
+    /// The number of the newest commit made (numbers are never given out twice).
+    pub fn newest(snap: &dyn KvSnapshot) -> Result<Option<u64>, StoreError> {
+        super::newest(snap)
+    }
+
+    /// Whether `key` is a value written once and never rewritten (`o/`), whose bytes are
+    /// named by its key: two databases of one lineage holding it hold the same bytes.
+    pub fn is_written_once(key: &str) -> bool {
+        key.starts_with(&record::objects_prefix())
+    }
+
+    /// Whether `key` belongs to history (everything under `__zarrdb/h/`).
+    pub fn is_history_key(key: &str) -> bool {
+        key.starts_with(PREFIX)
     }
 
     /// The record of commit `seq`, if there is one.
