@@ -8,59 +8,11 @@
 #[path = "common/seaweed.rs"]
 mod seaweed;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-
 use zarrdb::error::StoreError;
 use zarrdb::{Database, Error};
 
-/// Forward every connection to `upstream`, request by request, without the conditional headers.
-fn stripping_proxy(upstream: u16) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(client) = client else { continue };
-            std::thread::spawn(move || {
-                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { return };
-                let (mut to_client, mut from_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || std::io::copy(&mut from_server, &mut to_client));
-                let _ = forward_requests(BufReader::new(client), server);
-            });
-        }
-    });
-    port
-}
-
-/// Copy requests from `client` to `server`, dropping the conditional headers of each.
-fn forward_requests(mut client: BufReader<TcpStream>, mut server: TcpStream) -> std::io::Result<()> {
-    loop {
-        let mut head = String::new();
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if client.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            let lower = line.to_ascii_lowercase();
-            if lower.starts_with("if-match:") || lower.starts_with("if-none-match:") {
-                continue;
-            }
-            if let Some(value) = lower.strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-            let end = line == "\r\n";
-            head.push_str(&line);
-            if end {
-                break;
-            }
-        }
-        server.write_all(head.as_bytes())?;
-        let mut body = vec![0u8; length];
-        client.read_exact(&mut body)?;
-        server.write_all(&body)?;
-    }
-}
+#[path = "common/s3_proxy.rs"]
+mod s3_proxy;
 
 fn refused_for_conditional_writes(result: Result<Database, Error>) {
     match result {
@@ -79,7 +31,8 @@ fn a_server_ignoring_conditional_writes_is_refused_for_writing() {
     let direct = std::env::var("AWS_ENDPOINT").unwrap();
     let upstream: u16 = direct.rsplit(':').next().unwrap().parse().unwrap();
 
-    std::env::set_var("AWS_ENDPOINT", format!("http://127.0.0.1:{}", stripping_proxy(upstream)));
+    let proxy = s3_proxy::Proxy::start(upstream, true);
+    std::env::set_var("AWS_ENDPOINT", proxy.endpoint());
     refused_for_conditional_writes(Database::open(&honest));
     refused_for_conditional_writes(Database::create(format!("zarrdb+{}", seaweed::place("through-proxy"))));
     let reader = Database::builder().read_only(true).open(&honest).unwrap();

@@ -11,33 +11,10 @@ mod history;
 
 use zarrdb::db::VersionRef;
 use zarrdb::error::HistoryError;
-use zarrdb::{Array, ArrayMetadata, Backend, DataType, Database, Error};
+use zarrdb::{Array, Backend, Database, Error};
 
 fn main_ref() -> VersionRef {
     VersionRef::Branch("main".into())
-}
-
-/// 20 versions of an array of 8 chunks (of 1,000 `u32`, so values land outside their entries),
-/// some tagged, and a branch `dev` with two commits merged back.
-fn twenty_versions(db: &Database) {
-    let a = Array::create(db.store(), "/a", ArrayMetadata::new(DataType::UInt32, vec![8000], vec![1000])).unwrap();
-    for round in 0u32..17 {
-        let chunk = u64::from(round % 8);
-        let values: Vec<u32> = (0..1000).map(|i| round * 10_000 + i).collect();
-        a.write_region(&[chunk * 1000], &[1000], &values).unwrap();
-        if round % 5 == 0 {
-            db.tag(&format!("r{round}"), &main_ref()).unwrap();
-        }
-    }
-    db.create_branch("dev", &main_ref()).unwrap();
-    let dev = db.on_branch("dev").unwrap();
-    let on_dev = Array::open(dev.store(), "/a").unwrap();
-    on_dev.write_region(&[7000], &[2], &[7u32, 7]).unwrap();
-    on_dev.write_region(&[7002], &[2], &[8u32, 8]).unwrap();
-    db.merge(&VersionRef::Branch("dev".into()), "main", "merge dev").unwrap();
-    // A key deleted by a later commit.
-    db.store().set("gone/zarr.json", br#"{"zarr_format":3,"node_type":"group"}"#).unwrap();
-    db.store().erase("gone/zarr.json").unwrap();
 }
 
 fn open(dir: &tempfile::TempDir, name: &str, backend: Backend) -> Database {
@@ -48,7 +25,7 @@ fn open(dir: &tempfile::TempDir, name: &str, backend: Backend) -> Database {
 fn a_mirror_holds_every_version_and_the_next_carries_one_commit() {
     let dir = tempfile::tempdir().unwrap();
     let local = open(&dir, "local.zarrdb", Backend::Redb);
-    twenty_versions(&local);
+    history::twenty_versions(&local);
     assert!(local.log().unwrap().len() >= 20);
 
     let remote = open(&dir, "remote.lmdb", Backend::Lmdb);
@@ -88,7 +65,7 @@ fn a_mirror_holds_every_version_and_the_next_carries_one_commit() {
 fn a_target_that_went_its_own_way_is_refused_and_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let local = open(&dir, "local.zarrdb", Backend::Redb);
-    twenty_versions(&local);
+    history::twenty_versions(&local);
     let remote = open(&dir, "remote.zarrdb", Backend::Redb);
     local.mirror_into(&remote).unwrap();
 
@@ -123,7 +100,7 @@ fn a_target_that_went_its_own_way_is_refused_and_left_as_it_was() {
 fn a_target_whose_newest_commit_the_source_collected_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let local = open(&dir, "local.zarrdb", Backend::Redb);
-    twenty_versions(&local);
+    history::twenty_versions(&local);
     let remote = open(&dir, "remote.zarrdb", Backend::Redb);
     local.mirror_into(&remote).unwrap();
     // Expire and collect on the source everything before its new head: the target's newest commit goes.

@@ -434,3 +434,26 @@ pub fn assert_same_history(a: &Database, b: &Database) {
     }
     assert_eq!(contents(a.store().as_ref(), "head"), contents(b.store().as_ref(), "head"), "main's head");
 }
+
+/// 20 versions of an array of 8 chunks (of 1,000 `u32`, so values land outside their entries),
+/// some tagged, and a branch `dev` with two commits merged back.
+pub fn twenty_versions(db: &Database) {
+    let a = zarrdb::Array::create(db.store(), "/a", zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt32, vec![8000], vec![1000])).unwrap();
+    for round in 0u32..17 {
+        let chunk = u64::from(round % 8);
+        let values: Vec<u32> = (0..1000).map(|i| round * 10_000 + i).collect();
+        a.write_region(&[chunk * 1000], &[1000], &values).unwrap();
+        if round % 5 == 0 {
+            db.tag(&format!("r{round}"), &VersionRef::Branch("main".into())).unwrap();
+        }
+    }
+    db.create_branch("dev", &VersionRef::Branch("main".into())).unwrap();
+    let dev = db.on_branch("dev").unwrap();
+    let on_dev = zarrdb::Array::open(dev.store(), "/a").unwrap();
+    on_dev.write_region(&[7000], &[2], &[7u32, 7]).unwrap();
+    on_dev.write_region(&[7002], &[2], &[8u32, 8]).unwrap();
+    db.merge(&VersionRef::Branch("dev".into()), "main", "merge dev").unwrap();
+    // A key deleted by a later commit.
+    db.store().set("gone/zarr.json", br#"{"zarr_format":3,"node_type":"group"}"#).unwrap();
+    db.store().erase("gone/zarr.json").unwrap();
+}
