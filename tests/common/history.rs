@@ -438,7 +438,12 @@ pub fn assert_same_history(a: &Database, b: &Database) {
 /// 20 versions of an array of 8 chunks (of 1,000 `u32`, so values land outside their entries),
 /// some tagged, and a branch `dev` with two commits merged back.
 pub fn twenty_versions(db: &Database) {
-    let a = zarrdb::Array::create(db.store(), "/a", zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt32, vec![8000], vec![1000])).unwrap();
+    let a = zarrdb::Array::create(
+        db.store(),
+        "/a",
+        zarrdb::ArrayMetadata::new(zarrdb::DataType::UInt32, vec![8000], vec![1000]),
+    )
+    .unwrap();
     for round in 0u32..17 {
         let chunk = u64::from(round % 8);
         let values: Vec<u32> = (0..1000).map(|i| round * 10_000 + i).collect();
