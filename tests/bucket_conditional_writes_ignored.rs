@@ -6,12 +6,14 @@
 //! succeed.
 
 #[path = "common/seaweed.rs"]
+#[allow(dead_code)]
 mod seaweed;
 
 use zarrdb::error::StoreError;
 use zarrdb::{Database, Error};
 
 #[path = "common/s3_proxy.rs"]
+#[allow(dead_code)]
 mod s3_proxy;
 
 fn refused_for_conditional_writes(result: Result<Database, Error>) {

@@ -7,9 +7,11 @@
 //! committed to is refused for the push, with nothing uploaded but what the check reads.
 
 #[path = "common/seaweed.rs"]
+#[allow(dead_code)]
 mod seaweed;
 
 #[path = "common/s3_proxy.rs"]
+#[allow(dead_code)]
 mod s3_proxy;
 
 #[path = "common/history.rs"]

@@ -24,6 +24,7 @@ mod collect_tests;
 mod format;
 mod manifest;
 mod objects;
+mod reuse;
 mod snapshot;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -36,6 +37,7 @@ use format::{Commit, Head, Id, Value};
 use manifest::Changes;
 pub(crate) use objects::is_bucket_locator;
 use objects::{Objects, Upload, Version};
+use reuse::Kept;
 use snapshot::{accept_page, load_page, page_name, BucketSnapshot, PageCache, WindowCache};
 
 use crate::error::StoreError;
@@ -49,6 +51,10 @@ const PACK_BYTES: usize = 32 << 20;
 /// clock; a writer refuses to commit once its first upload is half this old, so nothing it
 /// uploaded can have been deleted (`collect.rs`).
 pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Commits (of as many threads) whose packs are kept for their next try after losing the race
+/// for the head: each holds its values in memory until then.
+const KEPT_TRIES: usize = 8;
 
 /// Packs uploaded at once by one commit.
 const UPLOADS: usize = 4;
@@ -81,6 +87,9 @@ pub(crate) struct BucketEngine {
     pinned: Mutex<Option<(ThreadId, Arc<State>)>>,
     /// The last state read, so an unchanged head costs no read of its commit record.
     latest: Mutex<Option<Arc<State>>>,
+    /// The packs of commits that lost the race for the head, for their next tries (`reuse.rs`):
+    /// one per writing thread, the newest [`KEPT_TRIES`].
+    kept: Mutex<VecDeque<Kept>>,
 }
 
 impl BucketEngine {
@@ -96,6 +105,7 @@ impl BucketEngine {
             read_only,
             pinned: Mutex::new(None),
             latest: Mutex::new(None),
+            kept: Mutex::new(VecDeque::new()),
         };
         let o = &engine.objects;
         let refuse = |reason: String| StoreError::Open { location: locator.to_owned(), reason, source: None };
@@ -267,7 +277,13 @@ impl BucketEngine {
             return Ok(());
         }
         let crc = crc32c::crc32c(&value);
-        let entry = Value::Packed { pack: packer.id, offset: packer.bytes.len() as u64, len: value.len() as u64, crc };
+        if let Some(entry) = packer.reused.as_ref().and_then(|kept| kept.find(&value, crc)) {
+            packer.puts.insert(key, Some(entry));
+            return Ok(());
+        }
+        let (offset, len) = (packer.bytes.len() as u64, value.len() as u64);
+        packer.values.push((offset, len, crc));
+        let entry = Value::Packed { pack: packer.id, offset, len, crc };
         packer.bytes.extend_from_slice(&value);
         packer.puts.insert(key, Some(entry));
         if packer.bytes.len() >= PACK_BYTES {
@@ -286,8 +302,13 @@ impl BucketEngine {
             let oldest = packer.uploads.pop_front().expect("uploads are in flight");
             self.objects.join(oldest)?;
         }
-        packer.first_upload.get_or_insert_with(std::time::Instant::now);
-        let bytes = std::mem::take(&mut packer.bytes);
+        let first = *packer.first_upload.get_or_insert_with(std::time::Instant::now);
+        let bytes = bytes::Bytes::from(std::mem::take(&mut packer.bytes));
+        let values = std::mem::take(&mut packer.values);
+        if packer.keep {
+            let kept = packer.kept.get_or_insert_with(|| Kept::new(std::thread::current().id(), first));
+            kept.add_pack(packer.id, bytes.clone(), values);
+        }
         let name = format!("packs/{}", packer.id.hex());
         packer.id = Id::fresh();
         packer.uploads.push_back(self.objects.upload(name, bytes));
@@ -301,7 +322,8 @@ impl BucketEngine {
         while let Some(upload) = packer.uploads.pop_front() {
             self.objects.join(upload)?;
         }
-        match packer.first_upload {
+        let reused = packer.reused.as_ref().map(|kept| kept.first_upload);
+        match packer.first_upload.into_iter().chain(reused).min() {
             Some(first) if first.elapsed() > GRACE / 2 => Err(StoreError::Unsupported {
                 store: "bucket database",
                 operation: "commit an upload older than half the collection's grace (run it again)",
@@ -310,9 +332,17 @@ impl BucketEngine {
         }
     }
 
+    /// Commit `batch` over `base`, naming the packs this thread's last try uploaded where they
+    /// hold its values; keep its own packs for the next try when it loses the race.
     fn commit_batch_over(&self, base: &State, batch: WriteBatch) -> Result<(), StoreError> {
         refuse_if_read_only(self.read_only, "commit")?;
         let mut packer = Packer::new();
+        packer.keep = true;
+        packer.reused = {
+            let mut kept = self.kept.lock();
+            let ours = kept.iter().position(|kept| kept.thread == std::thread::current().id());
+            ours.and_then(|at| kept.remove(at))
+        };
         for (key, value) in batch.puts {
             match value {
                 Some(value) => self.place(&mut packer, key, value)?,
@@ -320,7 +350,24 @@ impl BucketEngine {
             }
         }
         self.finish_packs(&mut packer)?;
-        self.commit_over(base, &batch.erased_prefixes, &packer.puts)
+        let committed = self.commit_over(base, &batch.erased_prefixes, &packer.puts);
+        if matches!(committed, Err(StoreError::HeadMoved { .. })) {
+            let kept = match (packer.kept, packer.reused) {
+                (Some(mut ours), Some(earlier)) => Some({
+                    ours.absorb(earlier);
+                    ours
+                }),
+                (ours, earlier) => ours.or(earlier),
+            };
+            if let Some(ours) = kept {
+                let mut kept = self.kept.lock();
+                if kept.len() >= KEPT_TRIES {
+                    kept.pop_front();
+                }
+                kept.push_back(ours);
+            }
+        }
+        committed
     }
 
     fn unpin(&self) {
@@ -354,6 +401,14 @@ struct Packer {
     /// Packs being uploaded, oldest first. Dropped unfinished (an aborted commit), they run to
     /// their end and leave objects no commit names.
     uploads: VecDeque<Upload>,
+    /// The values of the pack being gathered: (offset, length, CRC-32C).
+    values: Vec<(u64, u64, u32)>,
+    /// Whether to keep the packs for another try (a commit; an import is not tried again).
+    keep: bool,
+    /// This commit's packs, kept when `keep`.
+    kept: Option<Kept>,
+    /// The packs of the try before, whose values this one names instead of uploading them.
+    reused: Option<Kept>,
 }
 
 impl Packer {
@@ -364,6 +419,10 @@ impl Packer {
             puts: BTreeMap::new(),
             first_upload: None,
             uploads: VecDeque::new(),
+            values: Vec::new(),
+            keep: false,
+            kept: None,
+            reused: None,
         }
     }
 }

@@ -94,7 +94,7 @@ impl Objects {
 
     /// Write the object `name` on the runtime while the caller goes on. The task holds the
     /// client, not these `Objects`, so the runtime is never dropped by one of its own tasks.
-    pub fn upload(&self, name: String, bytes: Vec<u8>) -> Upload {
+    pub fn upload(&self, name: String, bytes: bytes::Bytes) -> Upload {
         let (remote, path, backend) = (self.remote.clone(), self.path(&name), self.name);
         let key = format!("{}/{name}", self.locator);
         self.runtime.spawn(async move {
@@ -193,13 +193,16 @@ impl Objects {
     }
 
     /// Write `name` only if it is absent (`over` is `None`) or still at version `over`; `None`
-    /// when the server refused because it was not.
+    /// when the server refused because it was not: 412, 409 (S3's ConditionalRequestConflict,
+    /// after object_store's own retries), or 404 on a write conditioned on a version of an object
+    /// that is gone.
     pub async fn put_if(
         &self,
         name: &str,
         bytes: Vec<u8>,
         over: Option<Version>,
     ) -> Result<Option<Version>, StoreError> {
+        let updating = over.is_some();
         let mode = match over {
             None => PutMode::Create,
             Some(version) => PutMode::Update(version),
@@ -208,6 +211,7 @@ impl Objects {
         match self.remote.put_opts(&self.path(name), bytes.into(), options).await {
             Ok(done) => Ok(Some(Version { e_tag: done.e_tag, version: done.version })),
             Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(None),
+            Err(object_store::Error::NotFound { .. }) if updating => Ok(None),
             Err(e) => Err(self.failed("put", name, e)),
         }
     }

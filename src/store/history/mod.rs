@@ -309,11 +309,15 @@ struct Recording {
     /// Values this commit wrote under their own keys and then replaced itself (a bulk write
     /// that sets a key twice, or sets and erases it): no version reads them, so they are deleted.
     dropped: Vec<Entry>,
+    /// Whether a large value goes under its object key even when its key held none: where
+    /// commits race (a bucket database), so its bytes do not hold the commit's number and a
+    /// commit tried again over a new head names the packs its first try uploaded.
+    large_apart: bool,
 }
 
 impl Recording {
-    fn new(seq: u64) -> Recording {
-        Recording { seq, next_index: 0, bytes: 0, changes: HashMap::new(), dropped: Vec::new() }
+    fn new(seq: u64, large_apart: bool) -> Recording {
+        Recording { seq, next_index: 0, bytes: 0, changes: HashMap::new(), dropped: Vec::new(), large_apart }
     }
 
     /// Note that `key` changes from `old` (what it held before the commit) to `new`; a key
@@ -343,10 +347,11 @@ impl Recording {
         })?;
         let len = value.len();
         // A value whose key held none stays at its key whatever its size, as without history: a
-        // new key is then one place to write. A value that supersedes another goes under its
-        // object key when it is large, so rewriting a key copies no large value out again.
+        // new key is then one place to write (except where commits race: `large_apart`). A
+        // value that supersedes another goes under its object key when it is large, so
+        // rewriting a key copies no large value out again.
         let entry = Entry {
-            inline: inline && (len <= record::INLINE_LIMIT || old.is_none()),
+            inline: inline && (len <= record::INLINE_LIMIT || (old.is_none() && !self.large_apart)),
             seq: self.seq,
             index,
             len: len as u64,
@@ -536,7 +541,7 @@ impl HistoryEngine {
     fn record(&self, snap: &dyn KvSnapshot, batch: WriteBatch) -> Result<WriteBatch, StoreError> {
         let tip = self.tip(snap)?;
         let head = matches!(tip.target, Target::Head);
-        let mut recording = Recording::new(tip.next_seq(snap)?);
+        let mut recording = Recording::new(tip.next_seq(snap)?, self.inner.commits_race());
         let mut out = WriteBatch::default();
         let mut kept = BTreeMap::new();
         let mut keep = |key: String, value: Vec<u8>| {
@@ -1224,7 +1229,7 @@ impl KvEngine for HistoryEngine {
         // The bulk write excludes other writers: this snapshot is the latest state.
         let snap = self.inner.snapshot()?;
         let tip = self.tip(snap.as_ref())?;
-        let recording = Recording::new(tip.next_seq(snap.as_ref())?);
+        let recording = Recording::new(tip.next_seq(snap.as_ref())?, self.inner.commits_race());
         let max_key_len = self.inner.max_key_len();
         Ok(Box::new(HistoryBulk {
             inner,

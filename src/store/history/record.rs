@@ -24,7 +24,8 @@ pub(crate) const PREFIX: &str = "__zarrdb/h/";
 /// 4 leaves `main`'s ref behind its head: a commit on `main` moves the ref only once the head is
 /// [`MAIN_REF_EVERY`] commits past it, and `main`'s head is the newest record after the greater
 /// of the ref and `last` (every write that sets `last` brings the ref to the head first). A value
-/// whose key held none stays at its key whatever its size. A commit on `main` then writes its
+/// whose key held none stays at its key whatever its size (but where the engine's commits
+/// race, which writes it under its object key: `Recording::large_apart`). A commit on `main` then writes its
 /// record and the key it changes, where 3 also wrote the ref and, for a large value, its object
 /// key. A build that reads 3 would take `main` to be where its ref stands: this one refuses such
 /// a build the database, reads every layout, and its first write to history moves a database
