@@ -60,6 +60,10 @@ export ZARRDB_PYTHON="$venv/bin/python"
 venv34="$repo/.venv-zarr34"
 pinned_venv "$venv34" "$python313" "$repo/python/requirements-zarr34.txt"
 export ZARRDB_PYTHON_ZARR34="$venv34/bin/python"
+# moto's S3 server, the second S3 implementation (tests/bucket_moto.rs), in a venv of its own.
+venv_moto="$repo/.venv-moto"
+pinned_venv "$venv_moto" python3 "$repo/tests/interop/requirements-moto.txt"
+export ZARRDB_MOTO_SERVER="$venv_moto/bin/moto_server"
 # --all-targets covers the library, binary, integration tests and benches (smoke mode) but not
 # doc tests, so the rustdoc examples run in a second step.
 # The optional `ndarray` feature is on, so its code and examples are built and tested too.
