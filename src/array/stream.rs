@@ -56,7 +56,7 @@ impl Array {
         let expected = (parts.len() as u64).saturating_mul(self.chain().max_encoded_size());
         let Some(mut stream) = self.store.begin_stream(expected, Sealed::new())? else { return Ok(false) };
         // Chunks the region covers in part are read here: the stream excludes other writers, so
-        // this is the latest state.
+        // this is the latest state (stores whose commits race, bucket databases, offer no stream).
         let before = Array { store: stream.before(), ..self.clone() };
         let chunk_bytes = self.chunk_spec().num_bytes().max(1);
         let run = (BATCH_BYTES / chunk_bytes).max(1) as usize;
