@@ -89,8 +89,8 @@ pub(crate) fn parse(locator: &str) -> Result<(Kind, &str), CliError> {
     if ["s3://", "gs://", "az://"].iter().any(|scheme| locator.starts_with(scheme)) {
         return Ok((Kind::Object, locator));
     }
-    if locator.starts_with("zarrdb+") {
-        return Ok((Kind::Database(Backend::Bucket), locator));
+    if let Some(backend) = Backend::named_by(locator) {
+        return Ok((Kind::Database(backend), locator));
     }
     if let Some((scheme, path)) = locator.split_once(':') {
         match scheme {

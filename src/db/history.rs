@@ -680,11 +680,50 @@ impl Database {
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
     pub fn merge(&self, from: &VersionRef, into: &str, message: &str) -> Result<MergeOutcome, Error> {
+        self.merge_with(from, into, message, true)
+    }
+
+    /// [`Database::merge`], always making a merge commit where the branch could fast-forward
+    /// (git's `--no-ff`): the branch gains one commit whose changes are everything `from` holds
+    /// beyond the branch's head, and its log (which follows first parents) shows that one
+    /// commit, not the commits that made `from`. How many processes wrote through a staging
+    /// branch, then land as one version (docs/python.md, "Writing from a dask cluster").
+    ///
+    /// ```
+    /// use zarrdb::db::{MergeOutcome, VersionRef};
+    /// use zarrdb::Database;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::builder().history(true).create(dir.path().join("m.zarrdb"))?;
+    /// db.create_branch("stage", &VersionRef::Branch("main".into()))?;
+    /// let stage = db.on_branch("stage")?;
+    /// for i in 0..3 {
+    ///     stage.store().set(&format!("a/c/{i}"), b"staged")?;
+    /// }
+    /// let before = db.log()?.len();
+    /// let merged = db.merge_commit(&VersionRef::Branch("stage".into()), "main", "three writes")?;
+    /// assert!(matches!(merged, MergeOutcome::Merged(_)));
+    /// assert_eq!(db.log()?.len(), before + 1);
+    /// assert_eq!(db.store().get("a/c/2")?, Some(b"staged".to_vec()));
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn merge_commit(&self, from: &VersionRef, into: &str, message: &str) -> Result<MergeOutcome, Error> {
+        self.merge_with(from, into, message, false)
+    }
+
+    fn merge_with(
+        &self,
+        from: &VersionRef,
+        into: &str,
+        message: &str,
+        fast_forward: bool,
+    ) -> Result<MergeOutcome, Error> {
         let outcome = self.write_history(|snap| {
             let source = self.shared.resolve(snap, from)?;
             let note = CommitNote { message: message.to_owned(), author: String::new() };
             let into_ref = || VersionRef::Branch(into.to_owned());
-            match merge::merge(snap, into, &source, note)?.ok_or_else(|| self.shared.not_found(&into_ref()))? {
+            match merge::merge(snap, into, &source, note, fast_forward)?
+                .ok_or_else(|| self.shared.not_found(&into_ref()))?
+            {
                 Ok(written) => Ok(written),
                 Err(keys) => Err(HistoryError::MergeConflict {
                     database: self.shared.path.display().to_string(),

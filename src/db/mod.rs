@@ -86,6 +86,20 @@ impl Backend {
         }
     }
 
+    /// The backend a path names by itself: [`Backend::Bucket`] for a bucket database's locator
+    /// (`zarrdb+s3://bucket/prefix`, `zarrdb+memory://name`), which no file names; `None` for a
+    /// file or folder, whose backend the caller says (or the open finds).
+    ///
+    /// ```
+    /// use zarrdb::Backend;
+    /// assert_eq!(Backend::named_by("zarrdb+s3://lab/runs"), Some(Backend::Bucket));
+    /// assert_eq!(Backend::named_by("/data/run.zarrdb"), None);
+    /// assert_eq!(Backend::named_by("s3://lab/zarr"), None); // a plain Zarr layout, no database
+    /// ```
+    pub fn named_by(path: &str) -> Option<Backend> {
+        path.starts_with("zarrdb+").then_some(Backend::Bucket)
+    }
+
     /// "a redb database", for messages.
     pub(crate) fn described(self) -> &'static str {
         match self {
@@ -377,7 +391,7 @@ impl DatabaseBuilder {
 
     fn open_at(&self, path: &Path, create: bool) -> Result<Database, Error> {
         // A bucket locator says its backend itself.
-        if self.backend != Backend::Bucket && path.to_str().is_some_and(|l| l.starts_with("zarrdb+")) {
+        if self.backend != Backend::Bucket && path.to_str().and_then(Backend::named_by).is_some() {
             let mut bucket = self.clone();
             bucket.backend = Backend::Bucket;
             return bucket.open_at(path, create);

@@ -104,7 +104,9 @@ pub(crate) fn reset(snap: &dyn KvSnapshot, name: &str, to: &CommitRecord) -> Res
 }
 
 /// Merge the version `source` made into branch `into`: up to date when the branch descends from
-/// it already; a fast-forward when it descends from the branch's head; otherwise a merge commit
+/// it already; a fast-forward when it descends from the branch's head (and `fast_forward`
+/// allows it: else a merge commit over the head, its changes all `source` made since); otherwise
+/// a merge commit
 /// (first parent the branch's head, merged `source`) whose changes are what `source` changed
 /// since the two parted, when none of their changes conflict (`conflict::conflicts`: a key
 /// changed on both sides to different values, or a node made, removed or restructured on one
@@ -116,6 +118,7 @@ pub(crate) fn merge(
     into: &str,
     source: &CommitRecord,
     note: CommitNote,
+    fast_forward: bool,
 ) -> Result<Option<Result<(WriteBatch, Merged), Vec<String>>>, StoreError> {
     let Some(head) = head_of(snap, into)? else { return Ok(None) };
     let Some(base) = graph::merge_base(snap, &head, source)? else {
@@ -127,7 +130,7 @@ pub(crate) fn merge(
     }
     // `main` fast-forwards only along first parents: through a merge link, its commits since
     // the merged one would leave its ancestry (expired at once, and gone from its log).
-    if base.seq == head.seq && (into != MAIN || graph::on_first_parents(snap, &head, source)?) {
+    if fast_forward && base.seq == head.seq && (into != MAIN || graph::on_first_parents(snap, &head, source)?) {
         let changes = graph::between(snap, &head, source)?;
         let mut batch = move_branch(snap, into, &changes, source.seq)?;
         upgrade_into(snap, &mut batch)?;
