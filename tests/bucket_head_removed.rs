@@ -1,7 +1,7 @@
 //! A bucket database's `head` removed behind a writer's back (on a real S3 server, SeaweedFS on
 //! 127.0.0.1) while a transaction is open: its commit, conditioned on the head it read, is
-//! refused (SeaweedFS answers 412; AWS and moto answer 404 to `If-Match` on a missing object,
-//! which the engine takes the same way). That is a lost race, not an error: the commit is tried
+//! refused (SeaweedFS answers 412; AWS answers 404 to `If-Match` on a missing object, which
+//! object_store reports as the same failed precondition). That is a lost race, not an error: the commit is tried
 //! again over what is there now (no head: an empty database) and lands, and a fresh reader sees
 //! it.
 

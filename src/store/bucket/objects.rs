@@ -193,16 +193,15 @@ impl Objects {
     }
 
     /// Write `name` only if it is absent (`over` is `None`) or still at version `over`; `None`
-    /// when the server refused because it was not: 412, 409 (S3's ConditionalRequestConflict,
-    /// after object_store's own retries), or 404 on a write conditioned on a version of an object
-    /// that is gone.
+    /// when the server refused because it was not: 412, 409 (S3's ConditionalRequestConflict),
+    /// or 404 on a write conditioned on a version of an object that is gone (object_store's S3
+    /// client reports it as a failed precondition).
     pub async fn put_if(
         &self,
         name: &str,
         bytes: Vec<u8>,
         over: Option<Version>,
     ) -> Result<Option<Version>, StoreError> {
-        let updating = over.is_some();
         let mode = match over {
             None => PutMode::Create,
             Some(version) => PutMode::Update(version),
@@ -211,7 +210,6 @@ impl Objects {
         match self.remote.put_opts(&self.path(name), bytes.into(), options).await {
             Ok(done) => Ok(Some(Version { e_tag: done.e_tag, version: done.version })),
             Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => Ok(None),
-            Err(object_store::Error::NotFound { .. }) if updating => Ok(None),
             Err(e) => Err(self.failed("put", name, e)),
         }
     }
