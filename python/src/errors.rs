@@ -165,6 +165,7 @@ fn store_context(error: &LibStore) -> Context {
         LibStore::Open { location, .. } => Context::kind("io").path(location).operation("open"),
         LibStore::VersionExpired { key } => Context::kind("expired").key(key),
         LibStore::BranchMissing { .. } => Context::kind("not_found"),
+        LibStore::HeadMoved { database } => Context::kind("head_moved").path(database),
         _ => Context::kind("store"),
     }
 }

@@ -38,6 +38,8 @@ struct Database {
 #[pymethods]
 impl Database {
     /// Open the database at `path`; create it when `create` is true and nothing is there.
+    /// `path` may be a bucket locator (`zarrdb+s3://bucket/prefix`, `zarrdb+memory://name`),
+    /// whose backend is "bucket" (the S3 client reads the `AWS_*` environment variables).
     /// `backend` is "redb" (default), "lmdb" or "sled"; `durability` "durable" (default) or "fast";
     /// `multi_process` opens redb in its multi-writer mode, so other processes that open it so
     /// too can read and write it at the same time; `cache_size` is redb's page cache in bytes
@@ -60,15 +62,33 @@ impl Database {
         read_only: bool,
         history: bool,
     ) -> PyResult<Database> {
-        let backend = match backend.unwrap_or("redb") {
-            "redb" => Backend::Redb,
-            "lmdb" => Backend::Lmdb,
-            "sled" => Backend::Sled,
-            other => {
+        // A bucket locator names its backend itself (`DatabaseBuilder::open` redirects it too;
+        // the registry must know it to compare the backends of two opens).
+        let locator = registry::is_locator(&path);
+        let backend = match (backend, locator) {
+            (None | Some("bucket"), true) => Backend::Bucket,
+            (Some(other), true) => {
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "unknown backend {other:?}: expected \"redb\", \"lmdb\" or \"sled\""
+                    "backend {other:?} cannot open a bucket locator ({}): leave backend unset",
+                    path.display()
                 )))
             }
+            (Some("bucket"), false) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "backend \"bucket\" needs a zarrdb+s3:// or zarrdb+memory:// locator, not {:?}",
+                    path.display().to_string()
+                )))
+            }
+            (backend, false) => match backend.unwrap_or("redb") {
+                "redb" => Backend::Redb,
+                "lmdb" => Backend::Lmdb,
+                "sled" => Backend::Sled,
+                other => {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "unknown backend {other:?}: expected \"redb\", \"lmdb\" or \"sled\""
+                    )))
+                }
+            },
         };
         let durability = match durability.unwrap_or("durable") {
             "durable" => Durability::Durable,
@@ -140,6 +160,12 @@ impl Database {
             .collect())
     }
 
+    /// The commit the version `at` names now (as `version` reads it): (id, parent id or None).
+    fn resolve(&self, py: Python<'_>, at: &str) -> PyResult<(String, Option<String>)> {
+        let commit = py.detach(|| self.db.db()?.resolve(&VersionRef::named(at))).map_err(to_py)?;
+        Ok((commit.id.to_string(), commit.parent.map(|p| p.to_string())))
+    }
+
     /// Tag the version `at` names (as `version` reads it) as `name`, for good; its commit id.
     fn tag(&self, py: Python<'_>, name: &str, at: &str) -> PyResult<String> {
         let id = py.detach(|| self.db.db()?.tag(name, &VersionRef::named(at))).map_err(to_py)?;
@@ -205,9 +231,27 @@ impl Database {
     }
 
     /// Merge the version `from` names into branch `into`: ("up_to_date" | "fast_forward" |
-    /// "merged", the branch's commit id afterwards).
-    fn merge(&self, py: Python<'_>, from: &str, into: &str, message: &str) -> PyResult<(&'static str, String)> {
-        let outcome = py.detach(|| self.db.db()?.merge(&VersionRef::named(from), into, message)).map_err(to_py)?;
+    /// "merged", the branch's commit id afterwards). With `fast_forward` false, a merge commit
+    /// even where the branch could fast-forward (`Database::merge_commit`).
+    #[pyo3(signature = (from, into, message, fast_forward=true))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        from: &str,
+        into: &str,
+        message: &str,
+        fast_forward: bool,
+    ) -> PyResult<(&'static str, String)> {
+        let from = VersionRef::named(from);
+        let outcome = py
+            .detach(|| {
+                let db = self.db.db()?;
+                match fast_forward {
+                    true => db.merge(&from, into, message),
+                    false => db.merge_commit(&from, into, message),
+                }
+            })
+            .map_err(to_py)?;
         let kind = match outcome {
             zarrdb::db::MergeOutcome::UpToDate(_) => "up_to_date",
             zarrdb::db::MergeOutcome::FastForward(_) => "fast_forward",
@@ -288,7 +332,7 @@ impl Database {
         Ok(self.db.db().map_err(to_py)?.path().to_path_buf())
     }
 
-    /// The backend's name: "redb", "lmdb" or "sled".
+    /// The backend's name: "redb", "lmdb", "sled" or "bucket".
     #[getter]
     fn backend(&self) -> PyResult<&'static str> {
         Ok(self.db.db().map_err(to_py)?.backend().name())

@@ -262,6 +262,15 @@ enum Identity {
     File(u64, u64),
     /// The path made absolute, with symlinks resolved (in its folder, when nothing is there yet).
     Path(PathBuf),
+    /// A bucket database's locator (`zarrdb+s3://bucket/prefix`), as given less a trailing `/`:
+    /// no file names it, so it is known by its text alone.
+    Locator(String),
+}
+
+/// Whether `path` is a bucket database's locator (`zarrdb+s3://...`, `zarrdb+memory://...`),
+/// which names no file: it is never made absolute nor looked up on the file system.
+pub(crate) fn is_locator(path: &Path) -> bool {
+    path.to_str().and_then(zarrdb::Backend::named_by).is_some()
 }
 
 fn handles() -> &'static Mutex<HashMap<Identity, Weak<Entry>>> {
@@ -272,6 +281,10 @@ fn handles() -> &'static Mutex<HashMap<Identity, Weak<Entry>>> {
 /// The keys `path` is known by now: its inode's when something is there, then its path's.
 fn identities(path: &Path) -> Vec<Identity> {
     use std::os::unix::fs::MetadataExt;
+    if is_locator(path) {
+        let text = path.to_str().unwrap_or_default();
+        return vec![Identity::Locator(text.trim_end_matches('/').to_owned())];
+    }
     let mut keys = Vec::with_capacity(2);
     if let Ok(meta) = std::fs::metadata(path) {
         keys.push(Identity::File(meta.dev(), meta.ino()));
@@ -338,6 +351,7 @@ pub(crate) fn open(
                 found: match open {
                     Backend::Lmdb => "an LMDB database",
                     Backend::Sled => "a sled database",
+                    Backend::Bucket => "a bucket database",
                     _ => "a redb database",
                 },
             }

@@ -26,6 +26,7 @@ from ._native import (
 )
 from ._errors import TransactionClosedError
 from ._pipeline import CodecPipeline
+from ._staging import StagedWrite
 from ._store import Collection, Commit, ZarrdbStore
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "MetadataError",
     "NodeError",
     "OpenError",
+    "StagedWrite",
     "StoreError",
     "TransactionClosedError",
     "TransactionError",

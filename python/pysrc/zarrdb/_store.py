@@ -35,13 +35,14 @@ from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
 from . import _native
 from ._errors import TransactionClosedError, error
 from ._placement import Range, ReadPlacement
+from ._staging import StagedWrite
 
 __all__ = ["ZarrdbStore"]
 
-Backend = Literal["redb", "lmdb", "sled"]
+Backend = Literal["redb", "lmdb", "sled", "bucket"]
 Durability = Literal["durable", "fast"]
 
-_BACKENDS = ("redb", "lmdb", "sled")
+_BACKENDS = ("redb", "lmdb", "sled", "bucket")
 _DURABILITIES = ("durable", "fast")
 
 # Calls that wait (writes: the writer lock and the fsync) run on threads of their own rather than
@@ -160,9 +161,21 @@ _open_transactions: contextvars.ContextVar[frozenset[str]] = contextvars.Context
 SCHEME = "zarrdb://"
 
 
+# A bucket database's locator starts with this (`zarrdb+s3://bucket/prefix`, or
+# `zarrdb+memory://name` in one process): it names no file, so it is kept as given.
+LOCATOR_PREFIX = "zarrdb+"
+
+
 def _strip_scheme(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     return text[len(SCHEME) :] if isinstance(text, str) and text.startswith(SCHEME) else text
+
+
+def is_locator(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a bucket database's locator (``zarrdb+s3://...``,
+    ``zarrdb+memory://...``) rather than a file or folder."""
+    text = os.fspath(path)
+    return isinstance(text, str) and text.startswith(LOCATOR_PREFIX)
 
 
 def _engine_range(byte_range: ByteRequest | None) -> Range:
@@ -200,13 +213,17 @@ class ZarrdbStore(Store):
     Parameters
     ----------
     path
-        The database: a file for redb (the default), a folder for lmdb and sled. It is created
-        on first use unless ``read_only``; a read-only store on a path holding nothing reads as
-        empty (as ``LocalStore`` does on a missing folder).
+        The database: a file for redb (the default), a folder for lmdb and sled, or a bucket
+        database's locator, ``zarrdb+s3://bucket/prefix`` (``zarrdb+memory://name``: in this
+        process's memory), which many processes on many machines write at once (the S3 client
+        reads ``AWS_ENDPOINT``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``, ... from the
+        environment). It is created on first use unless ``read_only``; a read-only store on a
+        path holding nothing reads as empty (as ``LocalStore`` does on a missing folder).
     read_only
         Refuse writes with ``ValueError``.
     backend
-        ``"redb"`` (default), ``"lmdb"`` or ``"sled"``.
+        ``"redb"`` (default), ``"lmdb"`` or ``"sled"``; a locator's is ``"bucket"`` (leave it
+        unset).
     durability
         ``"durable"`` (default: each commit is fsynced before it returns) or ``"fast"`` (a crash
         may lose the last commits, never consistency). Stores of one process on one path share
@@ -327,8 +344,9 @@ class ZarrdbStore(Store):
         if commit_log and backend != "lmdb":
             raise ValueError("commit_log applies to backend='lmdb' only")
         # Absolute, so a pickled store reopens the same file from another working directory;
-        # `str(store)` ("zarrdb://PATH") is taken back.
-        self.path = os.path.abspath(_strip_scheme(path))
+        # `str(store)` ("zarrdb://PATH") is taken back. A locator is kept as given.
+        stripped = _strip_scheme(path)
+        self.path = stripped.rstrip("/") if is_locator(stripped) else os.path.abspath(stripped)
         self._backend = backend
         self._durability = durability
         # Several processes by default: dask's process scheduler and reader processes need it;
@@ -371,7 +389,7 @@ class ZarrdbStore(Store):
                 path=self.path,
             )
         versioned = self._version is not None or self._as_of_us is not None
-        if self.read_only and not versioned and not os.path.exists(self.path):
+        if self.read_only and not versioned and not is_locator(self.path) and not os.path.exists(self.path):
             return None
         try:
             db = _native.Database.open(
@@ -423,7 +441,9 @@ class ZarrdbStore(Store):
         """The database's identity for `_open_transactions`: its file's (or LMDB folder's)
         device and inode, which every name of it shares (a symbolic or a hard link; two native
         handles of one file would otherwise wait for each other's writer lock), or its real path
-        while nothing is there yet."""
+        while nothing is there yet; a bucket database's locator."""
+        if is_locator(self.path):
+            return self.path
         try:
             st = os.stat(self.path)
         except OSError:
@@ -475,12 +495,7 @@ class ZarrdbStore(Store):
         other = type(self)(
             self.path,
             read_only=read_only,
-            backend=self._backend,
-            durability=self._durability,
-            multi_process=self._multi_process,
-            validate_metadata=self._validate_metadata,
-            cache_size=self._cache_size,
-            commit_log=self._commit_log,
+            **self._settings(),
             history=self._history,
             version=self._version,
             as_of=None if self._as_of_us is None else self._as_of_us / 1e6,
@@ -527,8 +542,8 @@ class ZarrdbStore(Store):
         return f"ZarrdbStore({self.path!r}{kind})"
 
     def __str__(self) -> str:
-        # Taken back by ZarrdbStore(...) and by xarray's engine="zarrdb".
-        return f"{SCHEME}{self.path}"
+        # Taken back by ZarrdbStore(...) and by xarray's engine="zarrdb". A locator names itself.
+        return self.path if is_locator(self.path) else f"{SCHEME}{self.path}"
 
     def __getstate__(self) -> dict[str, Any]:
         if self._fixed:
@@ -1000,17 +1015,48 @@ class ZarrdbStore(Store):
         self._check_no_open_transaction("delete a branch of")
         self._writable_handle().database.delete_branch(name)
 
-    def merge(self, source: str, into: str = "main", message: str = "") -> tuple[str, str]:
+    def merge(self, source: str, into: str = "main", message: str = "", fast_forward: bool = True) -> tuple[str, str]:
         """Merge the version ``source`` names (a branch, a tag or a commit id) into branch
         ``into``: returns ``(outcome, commit id)``, the outcome being ``"up_to_date"``,
-        ``"fast_forward"`` or ``"merged"`` (a merge commit). When a key changed on both sides
-        to different values nothing is written and ``zarrdb.HistoryError`` (kind
-        "merge_conflict") names the keys."""
+        ``"fast_forward"`` or ``"merged"`` (a merge commit). With ``fast_forward=False`` a
+        merge commit is made even where ``into`` could fast-forward, so its log gains one
+        commit. When a key changed on both sides to different values nothing is written and
+        ``zarrdb.HistoryError`` (kind "merge_conflict") names the keys."""
         self._check_writable()
         self._check_no_open_transaction("merge into")
         handle = self._writable_handle()
         self._arrays.clear()
-        return handle.database.merge(source, into, message or f"merge {source} into {into}")
+        return handle.database.merge(source, into, message or f"merge {source} into {into}", fast_forward)
+
+    def staged_write(self, message: str = "") -> StagedWrite:
+        """Begin a write that many processes make and that lands as one commit (a database that
+        keeps history): ``with store.staged_write("message") as stage:`` gives ``stage.store``,
+        a store on a new staging branch that every process may write (dask's workers get it
+        pickled), and the end of the block merges the branch into this store's branch
+        (``"main"`` unless ``branch=`` says otherwise) and deletes it. Until then that branch
+        does not change; ``stage.base`` is the commit id of its previous version. An exception
+        in the block deletes the branch and leaves the target as it was. The merge never
+        fast-forwards: the target gains one merge commit (docs/python.md, "Writing from a dask
+        cluster")."""
+        self._check_writable()
+        self._check_no_open_transaction("stage a write to")
+        return StagedWrite(self, message)
+
+    def _on_branch(self, name: str) -> ZarrdbStore:
+        """A new store (unopened) on branch ``name`` of this database, with this store's
+        settings."""
+        return type(self)(self.path, **self._settings(), branch=name)
+
+    def _settings(self) -> dict[str, Any]:
+        """How this store opens its database, for another store on the same one."""
+        return {
+            "backend": self._backend,
+            "durability": self._durability,
+            "multi_process": self._multi_process,
+            "validate_metadata": self._validate_metadata,
+            "cache_size": self._cache_size,
+            "commit_log": self._commit_log,
+        }
 
     def reset(self, branch: str, to: str) -> str:
         """Point ``branch`` at the version ``to`` names (``"main"``'s arrays then hold it);

@@ -16,7 +16,7 @@ from typing import Any
 
 from xarray.backends.zarr import ZarrBackendEntrypoint
 
-from ._store import SCHEME, ZarrdbStore, _strip_scheme
+from ._store import SCHEME, ZarrdbStore, _strip_scheme, is_locator
 
 __all__ = ["ZarrdbBackendEntrypoint"]
 
@@ -26,7 +26,7 @@ def _store(filename_or_obj: Any, mode: str) -> Any:
     if not isinstance(filename_or_obj, str | os.PathLike):
         return filename_or_obj
     path = _strip_scheme(filename_or_obj)
-    if mode == "r" and not os.path.exists(path):
+    if mode == "r" and not is_locator(path) and not os.path.exists(path):
         # A read-only store on nothing reads as empty: say what is missing instead.
         raise FileNotFoundError(f"no zarrdb database at {os.path.abspath(path)!r}")
     return ZarrdbStore(path, read_only=mode == "r")
@@ -43,7 +43,7 @@ class ZarrdbBackendEntrypoint(ZarrBackendEntrypoint):
             return True
         if isinstance(filename_or_obj, str | os.PathLike):
             text = os.fspath(filename_or_obj)
-            if isinstance(text, str) and text.startswith(SCHEME):
+            if isinstance(text, str) and (text.startswith(SCHEME) or is_locator(text)):
                 return True
             return os.path.splitext(str(text).rstrip("/"))[1] == ".zarrdb"
         return False
