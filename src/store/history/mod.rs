@@ -92,9 +92,37 @@ struct MainRef {
 /// `last`, while every other commit sets `last` and brings the ref to `main`'s head first. So the
 /// records after the greater of the two are `main`'s newest commits, and its head is the newest
 /// of them, or the ref when there are none. (In layouts 1 to 3 there are none.)
+///
+/// Where the snapshot is the live file (sled), commits land while the records are walked: a
+/// walk that finds more records past the ref than a commit lets it reads the ref and `last`
+/// again, and starts over when either moved (a commit moves the ref in the same atomic batch
+/// that would put its record too far past it); unmoved, the records are damaged.
 fn main_ref(snap: &dyn KvSnapshot) -> Result<Option<MainRef>, StoreError> {
-    let Some(stored) = stored_ref(snap, &record::branch_key(MAIN))? else { return Ok(None) };
-    let last = stored_ref(snap, &record::last_key())?.unwrap_or(0);
+    let mut tries = 0;
+    loop {
+        let Some(stored) = stored_ref(snap, &record::branch_key(MAIN))? else { return Ok(None) };
+        let last = stored_ref(snap, &record::last_key())?.unwrap_or(0);
+        match walk_main(snap, stored, last)? {
+            Ok(head) => return Ok(Some(MainRef { stored, head })),
+            Err(damage) => {
+                let moved = stored_ref(snap, &record::branch_key(MAIN))? != Some(stored)
+                    || stored_ref(snap, &record::last_key())?.unwrap_or(0) != last;
+                tries += 1;
+                if !moved || tries >= MAIN_REF_TRIES {
+                    return Err(damage);
+                }
+            }
+        }
+    }
+}
+
+/// How often [`main_ref`] starts over on a live file whose `main` keeps moving.
+const MAIN_REF_TRIES: u32 = 64;
+
+/// `main`'s head from its ref `stored` and `last`: the newest record after the greater of the
+/// two; `Err` inside when more records follow than a commit lets it (damage, or on a live file
+/// commits landing meanwhile).
+fn walk_main(snap: &dyn KvSnapshot, stored: u64, last: u64) -> Result<Result<u64, StoreError>, StoreError> {
     let prefix = record::commits_prefix();
     let mut head = stored;
     // A commit moves the ref before `main` runs this far past it: more is damage, and bounds the
@@ -102,16 +130,16 @@ fn main_ref(snap: &dyn KvSnapshot) -> Result<Option<MainRef>, StoreError> {
     for _ in 0..record::MAIN_REF_EVERY {
         let Some(after) = head.max(last).checked_add(1) else { break };
         let Some(found) = snap.next_key(&record::commit_key(after), &prefix)? else {
-            return Ok(Some(MainRef { stored, head }));
+            return Ok(Ok(head));
         };
         head = record::parse_commit_key(&found)
             .ok_or_else(|| record::damaged(&found, "a key among the commits' records names no commit"))?;
     }
     match head.max(last).checked_add(1).map(|after| snap.next_key(&record::commit_key(after), &prefix)).transpose()? {
         Some(Some(found)) => {
-            Err(record::damaged(&found, "main's head runs further past its ref than a commit lets it"))
+            Ok(Err(record::damaged(&found, "main's head runs further past its ref than a commit lets it")))
         }
-        _ => Ok(Some(MainRef { stored, head })),
+        _ => Ok(Ok(head)),
     }
 }
 
