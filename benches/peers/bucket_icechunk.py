@@ -32,9 +32,9 @@ measures, each workload in a fresh prefix of that bucket:
   4 KiB filled, then `--versions` commits each rewriting a tenth of them; then every version but
   the latest expired and the garbage collected, each step timed, objects under the prefix counted
   between the steps. zarrdb: `Database::expire(main)` (one small history record), `collect()`
-  (deletes from the database the values only expired versions read: one commit), `compact()`
-  (deletes the bucket's objects no live commit reaches, but only those older than its grace of an
-  hour, by the server's clock). icechunk: `expire_snapshots(older_than=now)`,
+  (deletes from the database the values only expired versions read: one commit),
+  `compact_older_than(0)` (deletes the bucket's objects no live commit reaches, whatever their
+  age; commits in flight are fenced off), after the same 1.1 s pause as icechunk's. icechunk: `expire_snapshots(older_than=now)`,
   `garbage_collect(delete_object_older_than=now)`, `now` taken 1.1 s after the last commit
   (Last-Modified has whole seconds; with a cut-off taken at once, icechunk deleted nothing in a
   small trial).

@@ -320,9 +320,27 @@ impl Database {
     }
 
     /// Give the space of erased and overwritten data back to the file system
-    /// (`zarrdb::Database::compact`); returns the file's length before and after, in bytes.
-    fn compact(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
-        let done = py.detach(|| self.db.db()?.compact()).map_err(to_py)?;
+    /// (`zarrdb::Database::compact`, or `compact_older_than` when `older_than` seconds are
+    /// given); returns the file's length before and after, in bytes.
+    #[pyo3(signature = (older_than=None))]
+    fn compact(&self, py: Python<'_>, older_than: Option<f64>) -> PyResult<(u64, u64)> {
+        let age = match older_than {
+            None => None,
+            Some(seconds) => Some(std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "older_than must be a finite number of seconds, at least 0 (got {seconds})"
+                ))
+            })?),
+        };
+        let done = py
+            .detach(|| {
+                let db = self.db.db()?;
+                match age {
+                    Some(age) => db.compact_older_than(age),
+                    None => db.compact(),
+                }
+            })
+            .map_err(to_py)?;
         Ok((done.bytes_before, done.bytes_after))
     }
 

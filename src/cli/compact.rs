@@ -5,12 +5,15 @@ use zarrdb::Database;
 
 use super::{locator, progress, CliResult};
 
-pub(crate) fn run(database: &str, json: bool) -> CliResult {
+pub(crate) fn run(database: &str, older_than: Option<u64>, json: bool) -> CliResult {
     let (backend, path) = locator::database(database, "compact")?;
     // Nothing there: `OpenError::NotFound` ("no database at ...").
     let db = Database::builder().backend(backend).open(path)?;
     let spinner = progress::spinner("compact");
-    let done = db.compact();
+    let done = match older_than {
+        Some(seconds) => db.compact_older_than(std::time::Duration::from_secs(seconds)),
+        None => db.compact(),
+    };
     progress::finish(spinner);
     let done = done?;
     drop(db);

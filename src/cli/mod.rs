@@ -154,6 +154,11 @@ enum Command {
     Compact {
         /// Database locator: a redb file, or `redb:` + PATH.
         database: String,
+        /// On a bucket database (`zarrdb+s3://`), delete garbage once it is this many seconds old
+        /// by the server's clock (0: all of it) and keep commits superseded within that time for
+        /// their readers; default 3600. Commits in flight lose nothing whatever the age.
+        #[arg(long, value_name = "SECONDS")]
+        older_than: Option<u64>,
         /// Print one JSON document: database, backend, bytes_before, bytes_after.
         #[arg(long)]
         json: bool,
@@ -642,7 +647,7 @@ pub(crate) fn run() -> ExitCode {
             cat::run(&store, &array, region.as_deref(), format)
         }
         Command::Check { store, json } => check::run(&store, json),
-        Command::Compact { database, json } => compact::run(&database, json),
+        Command::Compact { database, older_than, json } => compact::run(&database, older_than, json),
         Command::Log { database, branch, json } => history::log(&database, &branch, json),
         Command::Branch { database, name, at, delete, json } => {
             history::branch(&database, name.as_deref(), &at, delete, json)

@@ -13,6 +13,10 @@ use crate::error::{CompactError, Error};
 const BUSY_ATTEMPTS: u32 = 20;
 const BUSY_PAUSE: Duration = Duration::from_millis(25);
 
+/// How old garbage on a bucket database must be before [`Database::compact`] deletes it: long
+/// enough for any reader that pinned a superseded commit to finish reading it.
+const BUCKET_GARBAGE_AGE: Duration = Duration::from_secs(3600);
+
 /// What a compaction did: the database's size on disk before and after.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -60,7 +64,35 @@ impl Database {
     /// assert!(done.bytes_after < done.bytes_before);
     /// # Ok::<(), zarrdb::Error>(())
     /// ```
+    ///
+    /// On a bucket database it deletes the objects no commit reaches that are more than an hour
+    /// old by the server's clock, and keeps a commit superseded less than an hour ago whole, for
+    /// readers that still hold it ([`Database::compact_older_than`] takes another age).
     pub fn compact(&self) -> Result<Compaction, Error> {
+        self.compact_older_than(BUCKET_GARBAGE_AGE)
+    }
+
+    /// [`Database::compact`], where on a bucket database garbage goes once it is `age` old
+    /// (zero: all of it), and a commit superseded more than `age` ago is no longer kept for its
+    /// readers: a [`crate::Snapshot`] of such a commit may then fail to read. Commits in flight
+    /// lose nothing whatever the age: the collection first moves the head (a commit of its own
+    /// over the same data), so a commit based on an older head is tried again and uploads its
+    /// values again rather than name objects the collection may delete (docs/architecture.md,
+    /// "Bucket databases"). On a file the age changes nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zarrdb::{Database, Store};
+    /// let db = Database::builder().history(true).create("zarrdb+memory://compact-doc")?;
+    /// db.store().set("a", &[1; 10_000])?;
+    /// db.store().set("a", &[2; 10_000])?;
+    /// db.expire(&zarrdb::db::VersionRef::Branch("main".into()))?;
+    /// db.collect()?;
+    /// db.compact_older_than(Duration::ZERO)?;
+    /// assert_eq!(db.store().get("a")?, Some(vec![2; 10_000]));
+    /// # Ok::<(), zarrdb::Error>(())
+    /// ```
+    pub fn compact_older_than(&self, age: Duration) -> Result<Compaction, Error> {
         let database = self.shared.path.display().to_string();
         if self.shared.read_only {
             return Err(CompactError::ReadOnly { database }.into());
@@ -69,7 +101,7 @@ impl Database {
         let bytes_before = disk_length(&self.shared.path);
         let mut attempt = 1;
         loop {
-            match self.shared.engine.compact(&database) {
+            match self.shared.engine.compact(&database, age) {
                 Err(CompactError::InUse { .. }) if attempt < BUSY_ATTEMPTS => {
                     attempt += 1;
                     std::thread::sleep(BUSY_PAUSE);

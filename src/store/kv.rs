@@ -111,6 +111,14 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
         None
     }
 
+    /// The longest value the engine keeps with its key; longer ones it stores apart (a bucket
+    /// database's manifest pages hold short values, packs the rest). History writes a value longer
+    /// than this under its object key from the start, so superseding it later copies nothing the
+    /// engine already stores apart (`store/history/`). `None`: no such limit.
+    fn inline_max(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether other processes may commit to the same database while this one has it open
     /// (LMDB). Their commits do not bump this process's chunk versions, so a commit must compare
     /// the chunks it read with what is stored now (`db/group_commit.rs`).
@@ -148,8 +156,9 @@ pub(crate) trait KvEngine: Send + Sync + 'static {
     /// Give the file space of erased and overwritten data back to the file system, so the file
     /// is about the size of the live data. Every step is a commit: a crash in the middle leaves
     /// the database as before, or compacted in part, with all its data. `database` names it in
-    /// errors. The caller holds the database's writer lock.
-    fn compact(&self, database: &str) -> Result<(), CompactError> {
+    /// errors. The caller holds the database's writer lock. `older_than` is for engines whose
+    /// garbage readers elsewhere may still read (a bucket database): what is younger stays.
+    fn compact(&self, database: &str, _older_than: std::time::Duration) -> Result<(), CompactError> {
         Err(CompactError::Unsupported {
             database: database.to_owned(),
             backend: "this engine",

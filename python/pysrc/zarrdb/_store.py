@@ -1068,9 +1068,14 @@ class ZarrdbStore(Store):
         self._arrays.clear()
         return handle.database.reset(branch, to)
 
-    def compact(self) -> tuple[int, int]:
+    def compact(self, older_than: float | None = None) -> tuple[int, int]:
         """Give the space of erased arrays and overwritten chunks back to the file system; returns
         the database file's length before and after, in bytes.
+
+        On a bucket database (``zarrdb+s3://``) it deletes the objects no commit reaches once
+        they are ``older_than`` seconds old by the server's clock (default 3600; 0 deletes all
+        of them) and keeps commits superseded within that time for their readers. Commits in
+        flight lose nothing whatever the age. On a file ``older_than`` changes nothing.
 
         redb and LMDB (``CompactError`` on sled). An interrupted compaction leaves all data in
         place. On redb with ``multi_process=True`` (the default) it needs every snapshot and
@@ -1080,7 +1085,7 @@ class ZarrdbStore(Store):
         ``data.mdb``; it needs every snapshot of the store to have ended and no other process to
         have the database open.
         """
-        return self._writable_handle().database.compact()
+        return self._writable_handle().database.compact(older_than)
 
     def _head_name(self) -> str:
         """The name of the head this store reads and writes: its branch, or ``"main"``."""

@@ -43,6 +43,7 @@ const MARKER_MAGIC: &[u8; 8] = b"ZDBBUCKT";
 const HEAD_MAGIC: &[u8; 8] = b"ZDBHEAD1";
 const COMMIT_MAGIC: &[u8; 8] = b"ZDBCOMT1";
 const PAGE_MAGIC: &[u8; 8] = b"ZDBPAGE1";
+const FENCE_MAGIC: &[u8; 8] = b"ZDBFENC1";
 
 /// What is wrong with an object's bytes.
 pub(crate) type Damage = &'static str;
@@ -86,6 +87,30 @@ impl Head {
         let head = Head { commit: r.id()?, sequence: r.u64()? };
         r.end()?;
         Ok(head)
+    }
+}
+
+/// The `fence` object: the number of the newest commit a collection moved the head to before
+/// deleting anything. A commit based on an older head may have uploaded objects that collection
+/// deleted, so it uploads its values again instead of naming them (`reuse.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fence {
+    pub sequence: u64,
+}
+
+impl Fence {
+    pub fn to_bytes(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24);
+        out.extend_from_slice(FENCE_MAGIC);
+        out.extend_from_slice(&self.sequence.to_le_bytes());
+        seal(out)
+    }
+
+    pub fn parse(bytes: &[u8]) -> Result<Fence, Damage> {
+        let mut r = Reader::sealed(bytes, FENCE_MAGIC)?;
+        let fence = Fence { sequence: r.u64()? };
+        r.end()?;
+        Ok(fence)
     }
 }
 
@@ -373,6 +398,13 @@ mod tests {
         assert_eq!(Commit::parse(&commit.to_bytes()), Ok(commit));
         assert_eq!(Page::parse(&page().to_bytes()), Ok(page()));
         assert_eq!(parse_marker(&marker(Id::fresh())), Ok(FORMAT));
+        let fence = Fence { sequence: 12 };
+        assert_eq!(Fence::parse(&fence.to_bytes()), Ok(fence));
+        let bytes = fence.to_bytes();
+        for cut in 0..bytes.len() {
+            assert!(Fence::parse(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(Fence::parse(&head.to_bytes()).is_err());
         assert_ne!(Id::fresh(), Id::fresh());
     }
 

@@ -33,7 +33,7 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
-use format::{Commit, Head, Id, Value};
+use format::{Commit, Fence, Head, Id, Value};
 use manifest::Changes;
 pub(crate) use objects::is_bucket_locator;
 use objects::{Objects, Upload, Version};
@@ -47,10 +47,6 @@ use crate::store::kv::{refuse_if_read_only, KvBulk, KvEngine, KvSnapshot, KvWrit
 const INLINE_MAX: usize = 2 << 10;
 /// A pack is uploaded once it holds this much (a longer value is a pack of its own).
 const PACK_BYTES: usize = 32 << 20;
-/// How old an object no commit reaches must be before a collection deletes it, by the server's
-/// clock; a writer refuses to commit once its first upload is half this old, so nothing it
-/// uploaded can have been deleted (`collect.rs`).
-pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Commits (of as many threads) whose packs are kept for their next try after losing the race
 /// for the head: each holds its values in memory until then.
@@ -315,21 +311,26 @@ impl BucketEngine {
         Ok(())
     }
 
-    /// Upload what is gathered and wait until every pack is acknowledged; refuse when the
-    /// first upload is too old for what it wrote to be safe from a collection.
+    /// Upload what is gathered and wait until every pack is acknowledged. However old the
+    /// uploads, a collection cannot have deleted them under a commit that lands: it moves the
+    /// head before it deletes anything, so a commit based on an older head fails its conditional
+    /// write (`collect.rs`).
     fn finish_packs(&self, packer: &mut Packer) -> Result<(), StoreError> {
         self.flush(packer)?;
         while let Some(upload) = packer.uploads.pop_front() {
             self.objects.join(upload)?;
         }
-        let reused = packer.reused.as_ref().map(|kept| kept.first_upload);
-        match packer.first_upload.into_iter().chain(reused).min() {
-            Some(first) if first.elapsed() > GRACE / 2 => Err(StoreError::Unsupported {
-                store: "bucket database",
-                operation: "commit an upload older than half the collection's grace (run it again)",
-            }),
-            _ => Ok(()),
-        }
+        Ok(())
+    }
+
+    /// Whether a collection moved the head past `sequence` (and so may have deleted what a
+    /// commit based on it uploaded): read after the head the caller's commit is based on, so a
+    /// fence that head stands on is seen.
+    fn fenced_since(&self, sequence: u64) -> Result<bool, StoreError> {
+        let o = &self.objects;
+        let Some(bytes) = o.block(o.get("fence"))? else { return Ok(false) };
+        let fence = Fence::parse(&bytes).map_err(|what| self.damaged("fence", what))?;
+        Ok(fence.sequence > sequence)
     }
 
     /// Commit `batch` over `base`, naming the packs this thread's last try uploaded where they
@@ -343,6 +344,12 @@ impl BucketEngine {
             let ours = kept.iter().position(|kept| kept.thread == std::thread::current().id());
             ours.and_then(|at| kept.remove(at))
         };
+        // Packs uploaded before a collection's fence may be gone: upload the values again.
+        if let Some(reused) = &packer.reused {
+            if self.fenced_since(reused.based_on)? {
+                packer.reused = None;
+            }
+        }
         for (key, value) in batch.puts {
             match value {
                 Some(value) => self.place(&mut packer, key, value)?,
@@ -359,7 +366,8 @@ impl BucketEngine {
                 }),
                 (ours, earlier) => ours.or(earlier),
             };
-            if let Some(ours) = kept {
+            if let Some(mut ours) = kept {
+                ours.based_on = ours.based_on.min(base.commit.sequence);
                 let mut kept = self.kept.lock();
                 if kept.len() >= KEPT_TRIES {
                     kept.pop_front();
@@ -474,17 +482,21 @@ impl KvEngine for BucketEngine {
         true
     }
 
+    fn inline_max(&self) -> Option<usize> {
+        Some(INLINE_MAX)
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         refuse_if_read_only(self.read_only, "begin a write")?;
         let base = self.pin()?;
         Ok(Some(Box::new(BucketWriter { engine: self, base })))
     }
 
-    /// Delete the objects no commit a reader may still hold reaches, older than [`GRACE`].
-    fn compact(&self, database: &str) -> Result<(), crate::error::CompactError> {
+    /// Delete the objects no commit a reader may still hold reaches, older than `older_than`.
+    fn compact(&self, database: &str, older_than: std::time::Duration) -> Result<(), crate::error::CompactError> {
         let failed = |source| crate::error::CompactError::Engine { database: database.to_owned(), source };
         refuse_if_read_only(self.read_only, "compact").map_err(failed)?;
-        self.collect(GRACE).map(drop).map_err(failed)
+        self.collect(older_than).map(drop).map_err(failed)
     }
 
     fn bulk(self: Arc<Self>, _expected_bytes: u64) -> Result<Box<dyn KvBulk>, StoreError> {

@@ -17,8 +17,11 @@ use super::format::{Id, Value};
 pub(super) struct Kept {
     /// The thread whose commit uploaded them: only its next try takes them.
     pub thread: ThreadId,
-    /// When the first of them was handed to the uploads (the collection's grace counts from it).
+    /// When the first of them was handed to the uploads.
     pub first_upload: Instant,
+    /// The number of the oldest head a try that uploaded them was based on: a collection that
+    /// fenced the head past it may have deleted them (`BucketEngine::fenced_since`).
+    pub based_on: u64,
     packs: Vec<(Id, Bytes)>,
     /// (length, CRC-32C) -> (index in `packs`, offset).
     values: HashMap<(u64, u32), Vec<(usize, u64)>>,
@@ -26,7 +29,7 @@ pub(super) struct Kept {
 
 impl Kept {
     pub fn new(thread: ThreadId, first_upload: Instant) -> Kept {
-        Kept { thread, first_upload, packs: Vec::new(), values: HashMap::new() }
+        Kept { thread, first_upload, based_on: u64::MAX, packs: Vec::new(), values: HashMap::new() }
     }
 
     /// Note a pack uploaded, and the values in it: (offset, length, CRC-32C).
@@ -52,6 +55,7 @@ impl Kept {
     /// `other`'s packs and values added to these (the packs of two tries, for a third).
     pub fn absorb(&mut self, other: Kept) {
         self.first_upload = self.first_upload.min(other.first_upload);
+        self.based_on = self.based_on.min(other.based_on);
         let shift = self.packs.len();
         for (key, places) in other.values {
             let ours = self.values.entry(key).or_default();

@@ -341,11 +341,24 @@ struct Recording {
     /// commits race (a bucket database), so its bytes do not hold the commit's number and a
     /// commit tried again over a new head names the packs its first try uploaded.
     large_apart: bool,
+    /// The longest value kept in its entry ([`record::INLINE_LIMIT`], or less where the engine
+    /// stores shorter values apart: a longer one copied out when superseded would be stored twice).
+    inline_limit: usize,
 }
 
 impl Recording {
-    fn new(seq: u64, large_apart: bool) -> Recording {
-        Recording { seq, next_index: 0, bytes: 0, changes: HashMap::new(), dropped: Vec::new(), large_apart }
+    fn new(seq: u64, engine: &dyn KvEngine) -> Recording {
+        Recording {
+            seq,
+            next_index: 0,
+            bytes: 0,
+            changes: HashMap::new(),
+            dropped: Vec::new(),
+            large_apart: engine.commits_race(),
+            inline_limit: engine
+                .inline_max()
+                .map_or(record::INLINE_LIMIT, |max| max.saturating_sub(record::ENTRY_LEN).min(record::INLINE_LIMIT)),
+        }
     }
 
     /// Note that `key` changes from `old` (what it held before the commit) to `new`; a key
@@ -379,7 +392,7 @@ impl Recording {
         // value that supersedes another goes under its object key when it is large, so
         // rewriting a key copies no large value out again.
         let entry = Entry {
-            inline: inline && (len <= record::INLINE_LIMIT || (old.is_none() && !self.large_apart)),
+            inline: inline && (len <= self.inline_limit || (old.is_none() && !self.large_apart)),
             seq: self.seq,
             index,
             len: len as u64,
@@ -569,7 +582,7 @@ impl HistoryEngine {
     fn record(&self, snap: &dyn KvSnapshot, batch: WriteBatch) -> Result<WriteBatch, StoreError> {
         let tip = self.tip(snap)?;
         let head = matches!(tip.target, Target::Head);
-        let mut recording = Recording::new(tip.next_seq(snap)?, self.inner.commits_race());
+        let mut recording = Recording::new(tip.next_seq(snap)?, self.inner.as_ref());
         let mut out = WriteBatch::default();
         let mut kept = BTreeMap::new();
         let mut keep = |key: String, value: Vec<u8>| {
@@ -1247,6 +1260,10 @@ impl KvEngine for HistoryEngine {
         self.inner.commits_race()
     }
 
+    fn inline_max(&self) -> Option<usize> {
+        self.inner.inline_max()
+    }
+
     fn lock_writer(self: Arc<Self>) -> Result<Option<Box<dyn KvWriter>>, StoreError> {
         let inner = self.inner.clone().lock_writer()?;
         Ok(inner.map(|inner| Box::new(HistoryWriter { engine: self, inner }) as Box<dyn KvWriter>))
@@ -1257,7 +1274,7 @@ impl KvEngine for HistoryEngine {
         // The bulk write excludes other writers: this snapshot is the latest state.
         let snap = self.inner.snapshot()?;
         let tip = self.tip(snap.as_ref())?;
-        let recording = Recording::new(tip.next_seq(snap.as_ref())?, self.inner.commits_race());
+        let recording = Recording::new(tip.next_seq(snap.as_ref())?, self.inner.as_ref());
         let max_key_len = self.inner.max_key_len();
         Ok(Box::new(HistoryBulk {
             inner,
@@ -1270,7 +1287,7 @@ impl KvEngine for HistoryEngine {
         }))
     }
 
-    fn compact(&self, database: &str) -> Result<(), CompactError> {
-        self.inner.compact(database)
+    fn compact(&self, database: &str, older_than: std::time::Duration) -> Result<(), CompactError> {
+        self.inner.compact(database, older_than)
     }
 }

@@ -68,7 +68,8 @@ pub(crate) fn changes_key(seq: u64) -> String {
 }
 
 /// Where a value outside its entry is: written there at once when it is larger than
-/// [`INLINE_LIMIT`], else copied there when a later commit supersedes it.
+/// [`INLINE_LIMIT`] (or than what the engine keeps with its key, `KvEngine::inline_max`), else
+/// copied there when a later commit supersedes it.
 pub(crate) fn object_key(entry: &Entry) -> String {
     format!("{PREFIX}o/{:016x}{:08x}", entry.seq, entry.index)
 }

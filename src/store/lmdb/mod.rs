@@ -578,7 +578,7 @@ impl KvEngine for LmdbEngine {
         true
     }
 
-    fn compact(&self, database: &str) -> Result<(), CompactError> {
+    fn compact(&self, database: &str, _older_than: std::time::Duration) -> Result<(), CompactError> {
         self.compact_folder(database)
     }
 

@@ -568,7 +568,7 @@ impl KvEngine for RedbEngine {
         self.multi_writer
     }
 
-    fn compact(&self, database: &str) -> Result<(), CompactError> {
+    fn compact(&self, database: &str, _older_than: std::time::Duration) -> Result<(), CompactError> {
         self.compact_file(database)
     }
 
