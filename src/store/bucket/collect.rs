@@ -64,10 +64,12 @@ impl BucketEngine {
                         }
                     }
                 }
-                // The parent stays while this commit, which superseded it, is younger than grace.
+                // The parent stays while this commit, which superseded it, is younger than the
+                // cut-off; strictly, so that with an age of zero a commit superseded within the
+                // second of the cut-off (Last-Modified has whole seconds) is not kept.
                 let superseded_at = written.get(name.as_str()).copied().unwrap_or(now);
                 at = match commit.parent {
-                    Some(parent) if superseded_at >= cutoff => {
+                    Some(parent) if superseded_at > cutoff => {
                         Some(Head { commit: parent, sequence: commit.sequence.saturating_sub(1) })
                     }
                     _ => None,
